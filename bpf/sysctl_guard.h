@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The compiled policy tables: the contract between the compiler (hook/compile.c),
+ * the userspace evaluator (hook/eval.c) and the BPF program (sysctl_guard.bpf.c).
+ * Included by both sides; only fixed-size types.
+ *
+ * A name is decided per layer (baseline, then annotation policy; each can only
+ * narrow). Within a layer an exact rule is found with one hash lookup; pattern
+ * rules are compiled into one DFA over byte classes whose accepting states name
+ * the winning rule. Both costs depend on the name's length, never on the
+ * number of rules.
+ */
+#ifndef SYSCTL_GUARD_H
+#define SYSCTL_GUARD_H
+
+#ifndef __BPF__
+#include <linux/types.h>
+#endif
+
+#define SG_NAME_MAX   128 /* bytes with the NUL; longer names are denied */
+#define SG_VALUE_MAX  128 /* bytes with the NUL; a longer write to a constrained rule is denied */
+#define SG_FIELDS_MAX 8   /* integer fields a range can constrain */
+#define SG_LAYERS_MAX 2
+#define SG_NO_RULE    0xffffffffu
+#define SG_DEAD_STATE 0 /* every DFA has state 0: no transition out, accepts nothing */
+
+/* Layer of the exact-name table that holds the always-allowed linux.sysctl pairs. */
+#define SG_PINNED_LAYER 0xffu
+
+enum sg_access {
+	SG_ACCESS_NONE = 0,
+	SG_ACCESS_READ = 1,
+	SG_ACCESS_READ_WRITE = 2,
+};
+
+enum sg_mode {
+	SG_MODE_ENFORCE = 0,
+	SG_MODE_AUDIT = 1,
+};
+
+enum sg_on_violation {
+	SG_VIOLATION_DENY = 0,
+	SG_VIOLATION_CLAMP = 1,
+};
+
+enum sg_rule_flags {
+	SG_RULE_VALUES = 1 << 0,    /* the written value must be in the values table */
+	SG_RULE_RANGE = 1 << 1,     /* integer fields must lie in min/max */
+	SG_RULE_RANGE_ALL = 1 << 2, /* one min/max (index 0) applies to every field */
+	SG_RULE_REWRITE = 1 << 3,   /* an accepted write is replaced by rewrite[] */
+};
+
+/* What happened to one access. AUDIT: an audit-mode layer would have denied or rewritten. */
+enum sg_verdict {
+	SG_VERDICT_ALLOW = 0,
+	SG_VERDICT_DENY = 1,
+	SG_VERDICT_REWRITE = 2,
+	SG_VERDICT_AUDIT = 3,
+	SG_VERDICT_COUNT = 4,
+};
+
+struct sg_rule_entry {
+	__u8 access;       /* enum sg_access */
+	__u8 on_violation; /* enum sg_on_violation */
+	__u8 flags;        /* enum sg_rule_flags */
+	__u8 n_ranges;     /* fields with their own range (SG_RULE_RANGE without _ALL) */
+	__u8 layer;        /* index into sg_config.layers, or SG_PINNED_LAYER */
+	__u8 pad[1];
+	__u16 rewrite_len; /* strlen(rewrite) */
+	__s64 min[SG_FIELDS_MAX];
+	__s64 max[SG_FIELDS_MAX];
+	char rewrite[SG_VALUE_MAX];
+};
+
+/* Key of the exact-name table: the slash-form name, zero padded. */
+struct sg_exact_key {
+	__u32 layer;
+	char name[SG_NAME_MAX];
+};
+
+/*
+ * Key of the values table: a value normalised as a token list (whitespace runs
+ * become one space, no leading or trailing space), zero padded.
+ */
+struct sg_value_key {
+	__u32 rule;
+	char value[SG_VALUE_MAX];
+};
+
+struct sg_layer {
+	__u32 dfa_start; /* start state of this layer's pattern DFA */
+	__u8 mode;       /* enum sg_mode */
+	__u8 default_access;
+	__u8 pad[2];
+};
+
+/* Knobs fixed at load time (the program's read-only data). */
+struct sg_config {
+	__u32 n_layers;
+	__u32 n_classes; /* byte classes: a DFA row has this many entries */
+	__u32 n_rules;
+	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
+	struct sg_layer layers[SG_LAYERS_MAX];
+	__u8 byte_class[256];
+};
+
+/*
+ * Counters: one row of SG_VERDICT_COUNT per rule, then one row per layer for
+ * names no rule matched, then one row for accesses decided before any rule
+ * (name too long, unreadable value).
+ */
+static inline __u32 sg_counter_index(__u32 row, __u32 verdict)
+{
+	return row * SG_VERDICT_COUNT + verdict;
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Policy set -> the tables of bpf/sysctl_guard.h. Pure logic. The BPF loader
+ * copies these tables into maps; hook/eval.c decides over the same tables.
+ */
+#ifndef SG_COMPILE_H
+#define SG_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/sysctl_guard.h"
+#include "compose.h"
+
+/* Where a compiled rule came from, for explain/status messages. */
+struct sg_rule_origin {
+	const char *policy; /* the policy's origin (points into the set) */
+	size_t index;       /* rules[index] of that policy; SIZE_MAX for a pinned pair */
+	const char *name;   /* as written */
+};
+
+struct sg_compiled {
+	struct sg_config config; /* n_layers, n_classes, n_rules, layers, byte_class */
+
+	uint32_t n_states;     /* DFA states of all layers, state 0 is the dead state */
+	uint32_t *transitions; /* n_states * n_classes: next state */
+	uint32_t *accept;      /* n_states: winning rule, or SG_NO_RULE */
+
+	struct sg_rule_entry *rules; /* config.n_rules */
+	struct sg_rule_origin *origins;
+
+	struct sg_exact_key *exact_keys; /* sorted by memcmp, for bsearch */
+	uint32_t *exact_rules;
+	size_t n_exact;
+
+	struct sg_value_key *value_keys; /* sorted by memcmp */
+	size_t n_values;
+};
+
+/* Limits that keep the tables (and kernel memory) bounded; exceeding them is input error. */
+#define SG_MAX_RULES      65536
+#define SG_MAX_DFA_STATES 262144
+
+int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
+void sg_compiled_free(struct sg_compiled *compiled);
+
+/* Table lookups shared by the evaluator and tests. */
+uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name);
+bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised);
+uint32_t sg_compiled_match_pattern(const struct sg_compiled *c, uint32_t layer, const char *name);
+
+#endif

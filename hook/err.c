@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int set_error(struct sg_err *err, int code, enum sg_exit status, const char *fmt,
+		     va_list ap)
+{
+	if (err && !sg_err_is_set(err)) {
+		err->code = code;
+		err->status = status;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	}
+	return -code;
+}
+
+int sg_input_error(struct sg_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int ret = set_error(err, EINVAL, SG_EXIT_INPUT, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+void sg_err_prefix(struct sg_err *err, const char *fmt, ...)
+{
+	char prefix[256], old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err || !sg_err_is_set(err))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	size_t n = strlen(prefix);
+	if (n + 2 >= sizeof(err->msg))
+		return;
+	memcpy(err->msg, prefix, n);
+	memcpy(err->msg + n, ": ", 2);
+	/* Truncation keeps the prefix: it says where the root cause was met. */
+	strncpy(err->msg + n + 2, old, sizeof(err->msg) - n - 3);
+	err->msg[sizeof(err->msg) - 1] = '\0';
+}

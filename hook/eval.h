@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The userspace evaluator: decides an access over the compiled tables exactly
+ * as bpf/sysctl_guard.bpf.c does. Used by `explain`, `learn` and tests that
+ * compare it with the kernel.
+ */
+#ifndef SG_EVAL_H
+#define SG_EVAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile.h"
+
+struct sg_access_req {
+	const char *name; /* slash form */
+	bool write;
+	const char *value; /* written bytes (not NUL terminated), for writes */
+	size_t value_len;
+	uint64_t file_pos;
+};
+
+struct sg_decision {
+	enum sg_verdict verdict;
+	uint32_t rule;  /* the deciding rule, SG_NO_RULE for a layer default or an early decision */
+	int layer;      /* deciding layer, -1 when none */
+	bool rewritten; /* new_value holds the value the kernel will see */
+	char new_value[SG_VALUE_MAX];
+	const char *reason; /* "not in values", "field 2 above max 65535", ... */
+};
+
+void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
+
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The policy model (schema/policy.schema.json, version 1): parsing and
+ * validation. Pure logic: no global state, no kernel.
+ */
+#ifndef SG_POLICY_H
+#define SG_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/sysctl_guard.h"
+#include "err.h"
+
+struct sg_pos {
+	unsigned line, col; /* 1-based; 0 when unknown */
+};
+
+struct sg_range {
+	int64_t min, max;
+};
+
+struct sg_rule {
+	char *name;      /* as written in the policy */
+	char *pattern;   /* normalised slash form (name.h), may hold * ** ? */
+	bool is_literal; /* pattern has no wildcard */
+	enum sg_access access;
+	char **values; /* normalised token lists (sg_value_normalise) */
+	size_t n_values;
+	struct sg_range *ranges; /* one range for all fields, or one per field */
+	size_t n_ranges;
+	bool range_per_field;
+	enum sg_on_violation on_violation;
+	char *rewrite; /* NULL when none */
+	struct sg_pos pos;
+};
+
+struct sg_policy {
+	char *origin; /* what to call it in messages: a file, "profile k8s-safe", an annotation */
+	enum sg_mode mode;
+	enum sg_access default_access;
+	struct sg_rule *rules;
+	size_t n_rules;
+	char **warnings; /* e.g. rules that can never match; "origin:line:col: rules[i]: ..." */
+	size_t n_warnings;
+};
+
+/*
+ * Parses and validates @len bytes of JSON. @origin names the input in every
+ * message: "policy.json:7:15: rules[2].range: min 5000 is greater than max 4096".
+ * Returns 0 and fills @out (free with sg_policy_free), or -EINVAL and @err.
+ */
+int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,
+		    struct sg_err *err);
+
+/* Reads @path and parses it (a missing or unreadable file is input error, exit 1). */
+int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *err);
+
+void sg_policy_free(struct sg_policy *policy);
+
+/* Deep copy (for composition); returns 0 or -ENOMEM. */
+int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst);
+
+/*
+ * Normalises a sysctl value as a whitespace-separated token list: "4096\n" and
+ * " 4096 " become "4096", "1024\t65535" becomes "1024 65535". Writes at most
+ * @cap bytes with the NUL; returns the length, or -E2BIG when it does not fit.
+ */
+int sg_value_normalise(const char *value, size_t len, char *out, size_t cap);
+
+const char *sg_access_name(enum sg_access access);
+const char *sg_mode_name(enum sg_mode mode);
+
+#endif

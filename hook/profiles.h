@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Profiles: built-in policies embedded in the binary (k8s-safe, read-only,
+ * deny-all, audit), then PROFILES_DIR/NAME.json. Names match
+ * [a-z0-9][a-z0-9._-]* so that an annotation cannot name a path.
+ */
+#ifndef SG_PROFILES_H
+#define SG_PROFILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy.h"
+
+bool sg_profile_name_valid(const char *name);
+
+/* The built-in profile @name as JSON text, or NULL. */
+const char *sg_builtin_profile(const char *name);
+
+/* NULL-terminated list of built-in profile names, in a stable order. */
+const char *const *sg_builtin_profile_names(void);
+
+/* One-line description of a built-in profile, or NULL. */
+const char *sg_builtin_profile_summary(const char *name);
+
+/*
+ * Loads profile @name: built-in first, then @profiles_dir/NAME.json. An invalid
+ * name or a profile that exists nowhere is an input error naming both places.
+ */
+int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy *out,
+		    struct sg_err *err);
+
+#endif

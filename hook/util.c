@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+
+int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, struct sg_err *err)
+{
+	size_t cap = 4096, used = 0;
+	_cleanup_free_ char *buf = sg_xmalloc(cap);
+
+	for (;;) {
+		if (used == cap) {
+			if (cap > max)
+				return sg_input_error(err, "%s: larger than %zu bytes", what, max);
+			cap *= 2;
+			buf = sg_xrealloc(buf, cap, 1);
+		}
+		ssize_t n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sg_input_error(err, "%s: cannot read: %s", what, strerror(errno));
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > max)
+			return sg_input_error(err, "%s: larger than %zu bytes", what, max);
+	}
+	buf = sg_xrealloc(buf, used + 1, 1);
+	buf[used] = '\0';
+	*len = used;
+	*out = SG_TAKE(buf);
+	return 0;
+}
+
+int sg_read_file(const char *path, size_t max, char **out, size_t *len, struct sg_err *err)
+{
+	if (strcmp(path, "-") == 0)
+		return sg_read_fd(STDIN_FILENO, "stdin", max, out, len, err);
+
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sg_input_error(err, "%s: cannot open: %s", path, strerror(errno));
+	return sg_read_fd(fd, path, max, out, len, err);
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		fputs("sysctl-guard: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *sg_xmalloc(size_t size)
+{
+	return check_alloc(malloc(size ? size : 1));
+}
+
+void *sg_xcalloc(size_t n, size_t size)
+{
+	return check_alloc(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *sg_xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > (size_t)-1 / size)
+		check_alloc(NULL);
+	size_t bytes = n * size;
+	return check_alloc(realloc(p, bytes ? bytes : 1));
+}
+
+char *sg_xstrdup(const char *s)
+{
+	return check_alloc(strdup(s));
+}
+
+char *sg_xstrndup(const char *s, size_t n)
+{
+	return check_alloc(strndup(s, n));
+}
+
+char *sg_xasprintf(const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return check_alloc(n < 0 ? NULL : s);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cleanup attributes and small helpers shared by every file of the hook. */
+#ifndef SG_UTIL_H
+#define SG_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "err.h"
+
+static inline void sg_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void sg_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+static inline void sg_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_   __attribute__((cleanup(sg_freep)))
+#define _cleanup_close_  __attribute__((cleanup(sg_closep)))
+#define _cleanup_fclose_ __attribute__((cleanup(sg_fclosep)))
+
+#define SG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Hands ownership out of a cleanup variable. */
+#define SG_TAKE(p)                                                                                 \
+	({                                                                                         \
+		__typeof__(p) _taken = (p);                                                        \
+		(p) = NULL;                                                                        \
+		_taken;                                                                            \
+	})
+
+/*
+ * Reads a whole file (or stream, for "-") of at most @max bytes into a NUL
+ * terminated buffer. Errors are input errors (exit 1) that name @path.
+ */
+int sg_read_file(const char *path, size_t max, char **out, size_t *len, struct sg_err *err);
+
+/* Reads all of @fd (stdin for the hook's state), at most @max bytes. */
+int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, struct sg_err *err);
+
+/* Aborts on allocation failure: the hook cannot do anything useful without memory. */
+void *sg_xmalloc(size_t size);
+void *sg_xcalloc(size_t n, size_t size);
+void *sg_xrealloc(void *p, size_t n, size_t size);
+char *sg_xstrdup(const char *s);
+char *sg_xstrndup(const char *s, size_t n);
+char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
