@@ -19,7 +19,7 @@
 
 #define SG_NAME_MAX   128 /* bytes with the NUL; longer names are denied */
 #define SG_VALUE_MAX  128 /* bytes with the NUL; a longer write to a constrained rule is denied */
-#define SG_FIELDS_MAX 8   /* integer fields a range can constrain */
+#define SG_FIELDS_MAX 4   /* integer fields a range can constrain (tcp_rmem has 3) */
 #define SG_LAYERS_MAX 2
 #define SG_NO_RULE    0xffffffffu
 #define SG_DEAD_STATE 0 /* every DFA has state 0: no transition out, accepts nothing */
@@ -79,12 +79,24 @@ struct sg_exact_key {
 };
 
 /*
- * Key of the values table: a value normalised as a token list (whitespace runs
- * become one space, no leading or trailing space), zero padded.
+ * A rule's allowed value, normalised as a token list (whitespace runs become
+ * one space, no leading or trailing space), zero padded: the compiler's form.
  */
 struct sg_value_key {
 	__u32 rule;
 	char value[SG_VALUE_MAX];
+};
+
+/*
+ * Key of the kernel's values table: the rule and a keyed hash (SipHash rounds,
+ * with a random key per loaded program) of the normalised value. Hashing
+ * while normalising keeps the program small for the verifier; the secret key
+ * keeps a container from crafting a colliding value.
+ */
+struct sg_value_hash_key {
+	__u32 rule;
+	__u32 pad;
+	__u64 hash;
 };
 
 struct sg_layer {
@@ -100,6 +112,7 @@ struct sg_config {
 	__u32 n_classes; /* byte classes: a DFA row has this many entries */
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
+	__u64 hash_key[2];   /* key of the values hash; set at load time */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };

@@ -1,2 +1,312 @@
 // SPDX-License-Identifier: Apache-2.0
+/* The commands that need no kernel: check, explain, profiles; and the command table. */
 #include "cli.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+#include "compose.h"
+#include "config.h"
+#include "eval.h"
+#include "name.h"
+#include "policy.h"
+#include "profiles.h"
+#include "util.h"
+
+const struct sg_command sg_commands[] = {
+	{"hook", sg_cmd_hook, "[prestart|createRuntime|poststop]",
+	 "Runs as an OCI hook: reads the container state on stdin and attaches (or, at\n"
+	 "poststop, removes) the container's guard.\n"},
+	{"check", sg_cmd_check, "FILE...",
+	 "Validates policy files. Errors name the file, line:column and JSON path.\n"
+	 "Exit status 0 when every file is valid, 1 otherwise.\n"},
+	{"explain", sg_cmd_explain, "FILE NAME [--write VALUE] [--pos N] | FILE --batch",
+	 "Shows the decision FILE's policy takes for reading NAME (or writing VALUE to\n"
+	 "it at file position N, default 0) and the rule that made it. With --batch,\n"
+	 "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"},
+	{"attach", sg_cmd_attach, "--cgroup DIR (--policy FILE | --profile NAME)",
+	 "Guards the cgroup v2 directory DIR (and its descendants) with a policy,\n"
+	 "replacing the guard already there. Options: --config FILE (node config, for\n"
+	 "profiles_dir).\n"},
+	{"detach", sg_cmd_detach, "--cgroup DIR",
+	 "Removes the guard of the cgroup v2 directory DIR.\n"},
+	{"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
+	 "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
+	 "and counters per verdict; with --cgroup or --container, per rule too.\n"},
+	{"gc", sg_cmd_gc, "",
+	 "Removes guards whose cgroup is gone and staging leftovers of killed hooks.\n"},
+	{"profiles", sg_cmd_profiles, "[--config FILE]",
+	 "Lists the built-in profiles and those installed in profiles_dir.\n"},
+	{NULL, NULL, NULL, NULL},
+};
+
+const struct sg_command *sg_command_find(const char *name)
+{
+	for (const struct sg_command *c = sg_commands; name && c->name; c++)
+		if (strcmp(c->name, name) == 0 && c->run)
+			return c;
+	return NULL;
+}
+
+int sg_usage_error(const char *command, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "sysctl-guard %s: ", command);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see sysctl-guard help %s\n", command);
+	return SG_EXIT_INPUT;
+}
+
+static int report(const struct sg_err *err)
+{
+	fprintf(stderr, "sysctl-guard: %s\n", err->msg);
+	return err->status;
+}
+
+int sg_cmd_check(int argc, char **argv)
+{
+	int status = SG_EXIT_OK;
+
+	if (argc < 2)
+		return sg_usage_error("check", "expected at least one policy file");
+	for (int i = 1; i < argc; i++) {
+		struct sg_policy policy = {0};
+		struct sg_err err = {0};
+
+		if (sg_policy_load_file(argv[i], &policy, &err) < 0) {
+			fprintf(stderr, "%s\n", err.msg);
+			status = SG_EXIT_INPUT;
+			continue;
+		}
+		for (size_t w = 0; w < policy.n_warnings; w++)
+			fprintf(stderr, "warning: %s\n", policy.warnings[w]);
+		printf("%s: valid (%zu rules, mode %s, default %s)\n", argv[i], policy.n_rules,
+		       sg_mode_name(policy.mode), sg_access_name(policy.default_access));
+		sg_policy_free(&policy);
+	}
+	return status;
+}
+
+static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *set,
+		       uint32_t rule_idx)
+{
+	const struct sg_rule_origin *o = &c->origins[rule_idx];
+	const struct sg_rule_entry *e = &c->rules[rule_idx];
+
+	if (o->index == SIZE_MAX) {
+		printf("  rule:   linux.sysctl %s of the container config\n", o->name);
+		return;
+	}
+	const struct sg_policy *p = NULL;
+	for (size_t l = 0; l < set->n_layers; l++)
+		if (set->layers[l].origin == o->policy)
+			p = &set->layers[l];
+	const struct sg_rule *r = p && o->index < p->n_rules ? &p->rules[o->index] : NULL;
+	printf("  rule:   rules[%zu] \"%s\"", o->index, o->name);
+	if (r && r->pos.line)
+		printf(" (%s:%u:%u)", o->policy, r->pos.line, r->pos.col);
+	printf(", access %s", sg_access_name(e->access));
+	if (e->flags & SG_RULE_RANGE) {
+		unsigned n = (e->flags & SG_RULE_RANGE_ALL) ? 1 : e->n_ranges;
+		printf(", range");
+		for (unsigned i = 0; i < n; i++)
+			printf(" [%lld, %lld]", (long long)e->min[i], (long long)e->max[i]);
+		if (e->on_violation == SG_VIOLATION_CLAMP)
+			printf(", on_violation clamp");
+	}
+	if (r && r->n_values)
+		printf(", %zu allowed value%s", r->n_values, r->n_values == 1 ? "" : "s");
+	if (e->flags & SG_RULE_REWRITE)
+		printf(", rewrite \"%s\"", e->rewrite);
+	printf("\n");
+}
+
+static const char *verdict_text(enum sg_verdict v)
+{
+	static const char *const text[] = {"allowed", "denied (EPERM)", "rewritten",
+					   "allowed (audit mode: enforce would not)"};
+	return v < SG_VERDICT_COUNT ? text[v] : "unknown";
+}
+
+/* Compiles a policy file as `attach` would, but for the evaluator. */
+static int compile_file(const char *file, struct sg_policy *policy, struct sg_policy_set *set,
+			struct sg_compiled *compiled, struct sg_err *err)
+{
+	if (sg_policy_load_file(file, policy, err) < 0 ||
+	    sg_policy_set_single(policy, file, set, err) < 0 || sg_compile(set, compiled, err) < 0)
+		return -1;
+	compiled->config.rewrite_works = 1;
+	return 0;
+}
+
+/* One decision per name on stdin: "NAME allow|deny|rewrite|audit". */
+static int explain_batch(const char *file, const char *value)
+{
+	static const char *const words[] = {"allow", "deny", "rewrite", "audit"};
+	struct sg_err err = {0};
+	struct sg_policy policy = {0};
+	struct sg_policy_set set = {0};
+	struct sg_compiled compiled = {0};
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int status = SG_EXIT_OK;
+
+	if (compile_file(file, &policy, &set, &compiled, &err) < 0) {
+		status = report(&err);
+		goto out;
+	}
+	while ((len = getline(&line, &cap, stdin)) > 0) {
+		char name[SG_NAME_MAX];
+		struct sg_err name_err = {0};
+		struct sg_decision d;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		if (sg_name_normalise(line, name, sizeof(name), &name_err) < 0) {
+			printf("%s invalid: %s\n", line, name_err.msg);
+			status = SG_EXIT_INPUT;
+			continue;
+		}
+		struct sg_access_req req = {.name = name,
+					    .write = value != NULL,
+					    .value = value,
+					    .value_len = value ? strlen(value) : 0};
+		sg_eval(&compiled, &req, &d);
+		printf("%s %s\n", line, words[d.verdict]);
+	}
+out:
+	sg_compiled_free(&compiled);
+	sg_policy_set_free(&set);
+	sg_policy_free(&policy);
+	return status;
+}
+
+int sg_cmd_explain(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"write", required_argument, NULL, 'w'},
+		{"pos", required_argument, NULL, 'p'},
+		{"batch", no_argument, NULL, 'b'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *value = NULL;
+	bool batch = false;
+	unsigned long long pos = 0;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'w')
+			value = optarg;
+		else if (opt == 'p')
+			pos = strtoull(optarg, NULL, 10);
+		else if (opt == 'b')
+			batch = true;
+		else
+			return sg_usage_error("explain", "unknown option");
+	}
+	if (batch && argc - optind == 1)
+		return explain_batch(argv[optind], value);
+	if (argc - optind != 2)
+		return sg_usage_error("explain", "expected a policy FILE and a sysctl NAME");
+
+	struct sg_err err = {0};
+	struct sg_policy policy = {0};
+	struct sg_policy_set set = {0};
+	struct sg_compiled compiled = {0};
+	char name[SG_NAME_MAX];
+	int status = SG_EXIT_OK;
+
+	/* explain describes the policy; whether this kernel can rewrite is `status`'s concern. */
+	if (compile_file(argv[optind], &policy, &set, &compiled, &err) < 0 ||
+	    sg_name_normalise(argv[optind + 1], name, sizeof(name), &err) < 0) {
+		status = report(&err);
+		goto out;
+	}
+
+	struct sg_access_req req = {
+		.name = name,
+		.write = value != NULL,
+		.value = value,
+		.value_len = value ? strlen(value) : 0,
+		.file_pos = pos,
+	};
+	struct sg_decision d;
+	sg_eval(&compiled, &req, &d);
+
+	char dotted[SG_NAME_MAX];
+	sg_name_to_dotted(name, dotted, sizeof(dotted));
+	if (value)
+		printf("%s: write \"%s\": %s", dotted, value, verdict_text(d.verdict));
+	else
+		printf("%s: read: %s", dotted, verdict_text(d.verdict));
+	if (d.rewritten)
+		printf(" to \"%s\"", d.new_value);
+	printf("\n");
+	if (d.rule != SG_NO_RULE)
+		print_rule(&compiled, &set, d.rule);
+	else
+		printf("  rule:   none matches; the policy's default is %s\n",
+		       sg_access_name(set.layers[0].default_access));
+	printf("  reason: %s\n", d.reason);
+	if (set.layers[0].mode == SG_MODE_AUDIT)
+		printf("  mode:   audit (nothing is denied or rewritten; events record it)\n");
+out:
+	sg_compiled_free(&compiled);
+	sg_policy_set_free(&set);
+	sg_policy_free(&policy);
+	return status;
+}
+
+int sg_cmd_profiles(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"config", required_argument, NULL, 'c'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config_path = NULL;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'c')
+			return sg_usage_error("profiles", "unknown option");
+		config_path = optarg;
+	}
+	struct sg_err err = {0};
+	struct sg_node_config config = {0};
+	if (sg_node_config_load(config_path, &config, &err) < 0)
+		return report(&err);
+
+	printf("Built in:\n");
+	for (const char *const *n = sg_builtin_profile_names(); *n; n++)
+		printf("  %-12s %s\n", *n, sg_builtin_profile_summary(*n));
+
+	printf("Installed in %s:\n", config.profiles_dir);
+	DIR *dir = opendir(config.profiles_dir);
+	size_t found = 0;
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		size_t len = strlen(de->d_name);
+		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		_cleanup_free_ char *name = sg_xstrndup(de->d_name, len - 5);
+		if (!sg_profile_name_valid(name))
+			continue;
+		printf("  %s\n", name);
+		found++;
+	}
+	if (dir)
+		closedir(dir);
+	if (!found)
+		printf("  (none)\n");
+	sg_node_config_free(&config);
+	return SG_EXIT_OK;
+}

@@ -1,4 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The commands. Each returns the process exit status (err.h's enum sg_exit). */
 #ifndef SG_CLI_H
 #define SG_CLI_H
+
+#include "err.h"
+
+struct sg_command {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	const char *usage;                 /* one line: arguments */
+	const char *help;                  /* what it does, options */
+};
+
+/* NULL-terminated table, in the order --help lists them. */
+extern const struct sg_command sg_commands[];
+
+const struct sg_command *sg_command_find(const char *name);
+
+int sg_cmd_hook(int argc, char **argv);
+int sg_cmd_check(int argc, char **argv);
+int sg_cmd_explain(int argc, char **argv);
+int sg_cmd_profiles(int argc, char **argv);
+int sg_cmd_attach(int argc, char **argv);
+int sg_cmd_detach(int argc, char **argv);
+int sg_cmd_status(int argc, char **argv);
+int sg_cmd_gc(int argc, char **argv);
+
+/* Probes the kernel (hook support, rewriting) and sets compiled->config.rewrite_works. */
+struct sg_compiled;
+int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
+
+/* Prints an error (and says "see --help") and returns SG_EXIT_INPUT. */
+int sg_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -1,2 +1,1003 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * Policy set -> the tables of bpf/sysctl_guard.h.
+ *
+ * Literal rules go into a sorted exact-name table. The pattern rules of each
+ * layer become one DFA over byte classes, built by subset construction.
+ *
+ * The NFA reads the name with a virtual '/' in front, so that every
+ * component, the first included, is "/" followed by its characters, and a
+ * "**" component is ("/" [^/]*)*, which equals ("/" .*)?: no special case at
+ * either end of the pattern. The DFA's start state is the one after that
+ * virtual '/'.
+ *
+ * The patterns of a layer share one NFA shaped as a trie over their items
+ * (a byte, '?', '*', "**"): two hundred patterns that all begin with "net",
+ * then "**", then differ share one "**" loop, not two hundred. That keeps the subsets small, and
+ * the construction fast, for policies of thousands of patterns.
+ */
 #include "compile.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "name.h"
+#include "util.h"
+
+#define CLASS_OTHER 0 /* bytes no pattern names, NUL included */
+#define CLASS_SLASH 1
+
+/* Where a pinned pair's rule came from, for messages. */
+static const char pinned_origin[] = "linux.sysctl";
+
+/* A node of the NFA may loop on itself: after '*', and inside "**" after its '/'. */
+enum node_loop {
+	LOOP_NONE,
+	LOOP_NOT_SLASH, /* '*' */
+	LOOP_ANY,	/* the rest of a "**": any byte, '/' included */
+};
+
+enum edge_kind {
+	EDGE_BYTE, /* one byte class */
+	EDGE_ANY,  /* '?': any byte but '/' */
+};
+
+/* Pattern items, as trie keys: a byte class, or one of these. */
+#define ITEM_ANY   256u
+#define ITEM_STAR  257u
+#define ITEM_DSTAR 258u
+
+struct nfa_node {
+	uint32_t first_edge; /* byte edges, 0-terminated list (edge 0 is unused) */
+	uint32_t first_eps;  /* epsilon edges */
+	uint32_t accept;     /* the rule that ends here, SG_NO_RULE when none */
+	uint32_t accept_chars;
+	uint8_t loop; /* enum node_loop */
+};
+
+struct nfa_edge {
+	uint32_t next;
+	uint32_t target;
+	uint8_t kind; /* enum edge_kind; unused for epsilon edges */
+	uint8_t cls;
+};
+
+struct nfa {
+	struct nfa_node *nodes; /* node 0 is the root: before the virtual '/' */
+	size_t n_nodes, nodes_cap;
+	struct nfa_edge *edges;
+	size_t n_edges, edges_cap;
+	/* (node, item) -> child: open addressing, key 0 is empty */
+	uint64_t *child_keys;
+	uint32_t *child_vals;
+	size_t children_cap, n_children;
+};
+
+static void nfa_free(struct nfa *nfa)
+{
+	free(nfa->nodes);
+	free(nfa->edges);
+	free(nfa->child_keys);
+	free(nfa->child_vals);
+	memset(nfa, 0, sizeof(*nfa));
+}
+
+static uint32_t nfa_node(struct nfa *nfa, enum node_loop loop)
+{
+	if (nfa->n_nodes == nfa->nodes_cap) {
+		nfa->nodes_cap = nfa->nodes_cap ? 2 * nfa->nodes_cap : 256;
+		nfa->nodes = sg_xrealloc(nfa->nodes, nfa->nodes_cap, sizeof(*nfa->nodes));
+	}
+	nfa->nodes[nfa->n_nodes] = (struct nfa_node){.accept = SG_NO_RULE, .loop = (uint8_t)loop};
+	return (uint32_t)nfa->n_nodes++;
+}
+
+static void nfa_edge(struct nfa *nfa, uint32_t *list, uint32_t target, enum edge_kind kind,
+		     uint8_t cls)
+{
+	if (nfa->n_edges == nfa->edges_cap) {
+		nfa->edges_cap = nfa->edges_cap ? 2 * nfa->edges_cap : 256;
+		nfa->edges = sg_xrealloc(nfa->edges, nfa->edges_cap, sizeof(*nfa->edges));
+		if (nfa->n_edges == 0)
+			nfa->n_edges = 1; /* index 0 ends the lists */
+	}
+	uint32_t e = (uint32_t)nfa->n_edges++;
+	nfa->edges[e] =
+	    (struct nfa_edge){.next = *list, .target = target, .kind = (uint8_t)kind, .cls = cls};
+	*list = e;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void children_put(struct nfa *nfa, uint64_t key, uint32_t val)
+{
+	size_t mask = nfa->children_cap - 1, i = (size_t)mix64(key) & mask;
+	while (nfa->child_keys[i])
+		i = (i + 1) & mask;
+	nfa->child_keys[i] = key;
+	nfa->child_vals[i] = val;
+}
+
+/* The child of @node by @item, created with its edges if new. */
+static uint32_t nfa_child(struct nfa *nfa, uint32_t node, uint32_t item)
+{
+	uint64_t key = ((uint64_t)node << 16 | item) + 1;
+
+	if (nfa->children_cap) {
+		size_t mask = nfa->children_cap - 1;
+		for (size_t i = (size_t)mix64(key) & mask; nfa->child_keys[i]; i = (i + 1) & mask)
+			if (nfa->child_keys[i] == key)
+				return nfa->child_vals[i];
+	}
+	if (2 * (nfa->n_children + 1) > nfa->children_cap) {
+		uint64_t *old_keys = nfa->child_keys;
+		uint32_t *old_vals = nfa->child_vals;
+		size_t old_cap = nfa->children_cap;
+		nfa->children_cap = old_cap ? 2 * old_cap : 1024;
+		nfa->child_keys = sg_xcalloc(nfa->children_cap, sizeof(*nfa->child_keys));
+		nfa->child_vals = sg_xcalloc(nfa->children_cap, sizeof(*nfa->child_vals));
+		for (size_t i = 0; i < old_cap; i++)
+			if (old_keys[i])
+				children_put(nfa, old_keys[i], old_vals[i]);
+		free(old_keys);
+		free(old_vals);
+	}
+
+	uint32_t child;
+	if (item == ITEM_STAR) {
+		child = nfa_node(nfa, LOOP_NOT_SLASH);
+		nfa_edge(nfa, &nfa->nodes[node].first_eps, child, EDGE_BYTE, 0);
+	} else if (item == ITEM_DSTAR) {
+		/* Zero components: straight on; more: '/' then anything, then on. */
+		child = nfa_node(nfa, LOOP_NONE);
+		uint32_t inside = nfa_node(nfa, LOOP_ANY);
+		nfa_edge(nfa, &nfa->nodes[node].first_eps, child, EDGE_BYTE, 0);
+		nfa_edge(nfa, &nfa->nodes[node].first_edge, inside, EDGE_BYTE, CLASS_SLASH);
+		nfa_edge(nfa, &nfa->nodes[inside].first_eps, child, EDGE_BYTE, 0);
+	} else if (item == ITEM_ANY) {
+		child = nfa_node(nfa, LOOP_NONE);
+		nfa_edge(nfa, &nfa->nodes[node].first_edge, child, EDGE_ANY, 0);
+	} else {
+		child = nfa_node(nfa, LOOP_NONE);
+		nfa_edge(nfa, &nfa->nodes[node].first_edge, child, EDGE_BYTE, (uint8_t)item);
+	}
+	children_put(nfa, key, child);
+	nfa->n_children++;
+	return child;
+}
+
+static void nfa_add_pattern(struct nfa *nfa, const uint8_t *byte_class, const char *pattern,
+			    uint32_t rule)
+{
+	uint32_t node = 0;
+
+	for (const char *comp = pattern;;) {
+		size_t len = strcspn(comp, "/");
+		if (len == 2 && comp[0] == '*' && comp[1] == '*') {
+			node = nfa_child(nfa, node, ITEM_DSTAR);
+		} else {
+			node = nfa_child(nfa, node, CLASS_SLASH);
+			for (size_t i = 0; i < len; i++) {
+				if (comp[i] == '*') {
+					/* "a**b" cannot pass sg_name_normalise; one loop is enough
+					 * anyway. */
+					if (i == 0 || comp[i - 1] != '*')
+						node = nfa_child(nfa, node, ITEM_STAR);
+				} else if (comp[i] == '?') {
+					node = nfa_child(nfa, node, ITEM_ANY);
+				} else {
+					node = nfa_child(nfa, node,
+							 byte_class[(unsigned char)comp[i]]);
+				}
+			}
+		}
+		if (!comp[len])
+			break;
+		comp += len + 1;
+	}
+	/* The same items twice: the same pattern, and the first listed wins. */
+	struct nfa_node *n = &nfa->nodes[node];
+	if (n->accept == SG_NO_RULE) {
+		n->accept = rule;
+		n->accept_chars = (uint32_t)sg_pattern_literal_chars(pattern);
+	}
+}
+
+/* A growable list of NFA nodes. */
+struct posbuf {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static void posbuf_push(struct posbuf *b, uint32_t pos)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->v = sg_xrealloc(b->v, b->cap, sizeof(*b->v));
+	}
+	b->v[b->n++] = pos;
+}
+
+/* Subset construction state for one layer; the DFA tables are global to the compile. */
+struct dfa_builder {
+	const struct nfa *nfa;
+	struct sg_compiled *c;
+	uint32_t n_classes;
+	size_t states_cap;
+
+	uint32_t base; /* first global state of this layer */
+	uint32_t *set_pool;
+	size_t pool_len, pool_cap;
+	size_t *set_off; /* per layer state (global id - base) */
+	uint32_t *set_len;
+	uint64_t *set_hash;
+	size_t sets_cap;
+
+	uint32_t *table; /* open addressing: global state ids, 0 = empty slot */
+	size_t table_cap;
+
+	uint32_t *mark; /* per NFA node: stamp of the set being built */
+	uint32_t stamp;
+};
+
+static void builder_free(struct dfa_builder *b)
+{
+	free(b->set_pool);
+	free(b->set_off);
+	free(b->set_len);
+	free(b->set_hash);
+	free(b->table);
+	free(b->mark);
+}
+
+static uint64_t hash_set(const uint32_t *v, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return mix64(h);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void sort_nodes(uint32_t *v, size_t n)
+{
+	size_t i = 1;
+	while (i < n && v[i - 1] < v[i])
+		i++;
+	if (i >= n)
+		return;
+	if (n > 32) {
+		qsort(v, n, sizeof(*v), cmp_u32);
+		return;
+	}
+	for (; i < n; i++) {
+		uint32_t x = v[i];
+		size_t j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/* @out = the union of the sorted, disjoint @a and @b. */
+static void merge_nodes(const struct posbuf *a, const struct posbuf *b, struct posbuf *out)
+{
+	size_t i = 0, j = 0;
+
+	out->n = 0;
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->v[i] < b->v[j]))
+			posbuf_push(out, a->v[i++]);
+		else
+			posbuf_push(out, b->v[j++]);
+	}
+}
+
+/* Adds @node and what it reaches without reading a byte, unless this set has them already. */
+static void add_closure(struct dfa_builder *b, struct posbuf *set, uint32_t node)
+{
+	const struct nfa *nfa = b->nfa;
+
+	if (b->mark[node] == b->stamp)
+		return;
+	b->mark[node] = b->stamp;
+	posbuf_push(set, node);
+	for (size_t i = set->n - 1; i < set->n; i++) {
+		for (uint32_t e = nfa->nodes[set->v[i]].first_eps; e; e = nfa->edges[e].next) {
+			uint32_t t = nfa->edges[e].target;
+			if (b->mark[t] != b->stamp) {
+				b->mark[t] = b->stamp;
+				posbuf_push(set, t);
+			}
+		}
+	}
+}
+
+static void new_stamp(struct dfa_builder *b)
+{
+	if (++b->stamp == 0) {
+		memset(b->mark, 0, b->nfa->n_nodes * sizeof(*b->mark));
+		b->stamp = 1;
+	}
+}
+
+/* The winning rule among the patterns that end in @set: sg_pattern_precedence, precomputed. */
+static uint32_t set_accept(const struct nfa *nfa, const uint32_t *set, size_t n)
+{
+	uint32_t best = SG_NO_RULE, best_chars = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct nfa_node *node = &nfa->nodes[set[i]];
+		uint32_t rule = node->accept, chars = node->accept_chars;
+		if (rule == SG_NO_RULE)
+			continue;
+		if (best == SG_NO_RULE || chars > best_chars ||
+		    (chars == best_chars && rule < best)) {
+			best = rule;
+			best_chars = chars;
+		}
+	}
+	return best;
+}
+
+static void table_insert(struct dfa_builder *b, uint32_t state)
+{
+	size_t mask = b->table_cap - 1;
+	size_t i = (size_t)b->set_hash[state - b->base] & mask;
+	while (b->table[i])
+		i = (i + 1) & mask;
+	b->table[i] = state;
+}
+
+static void table_grow(struct dfa_builder *b)
+{
+	uint32_t *old = b->table;
+	size_t old_cap = b->table_cap;
+
+	b->table_cap = old_cap ? 2 * old_cap : 1024;
+	b->table = sg_xcalloc(b->table_cap, sizeof(*b->table));
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			table_insert(b, old[i]);
+	free(old);
+}
+
+/*
+ * The DFA state of the sorted set @v, created (with its accept entry; its
+ * row is filled when it is processed) if new. Returns the global state, or
+ * 0 for the empty set, or -E2BIG beyond SG_MAX_DFA_STATES.
+ */
+static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
+{
+	struct sg_compiled *c = b->c;
+
+	if (n == 0)
+		return SG_DEAD_STATE;
+	uint64_t h = hash_set(v, n);
+	size_t mask = b->table_cap - 1;
+	for (size_t i = (size_t)h & mask; b->table[i]; i = (i + 1) & mask) {
+		uint32_t s = b->table[i], local = s - b->base;
+		if (b->set_hash[local] == h && b->set_len[local] == n &&
+		    memcmp(b->set_pool + b->set_off[local], v, n * sizeof(*v)) == 0)
+			return s;
+	}
+
+	if (c->n_states >= SG_MAX_DFA_STATES)
+		return -E2BIG;
+	uint32_t s = c->n_states++, local = s - b->base;
+	if (c->n_states > b->states_cap) {
+		b->states_cap *= 2;
+		c->transitions =
+		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, sizeof(uint32_t));
+		c->accept = sg_xrealloc(c->accept, b->states_cap, sizeof(uint32_t));
+	}
+	c->accept[s] = set_accept(b->nfa, v, n);
+	if (local >= b->sets_cap) {
+		b->sets_cap = b->sets_cap ? 2 * b->sets_cap : 256;
+		b->set_off = sg_xrealloc(b->set_off, b->sets_cap, sizeof(*b->set_off));
+		b->set_len = sg_xrealloc(b->set_len, b->sets_cap, sizeof(*b->set_len));
+		b->set_hash = sg_xrealloc(b->set_hash, b->sets_cap, sizeof(*b->set_hash));
+	}
+	if (b->pool_len + n > b->pool_cap) {
+		while (b->pool_len + n > b->pool_cap)
+			b->pool_cap = b->pool_cap ? 2 * b->pool_cap : 4096;
+		b->set_pool = sg_xrealloc(b->set_pool, b->pool_cap, sizeof(*b->set_pool));
+	}
+	memcpy(b->set_pool + b->pool_len, v, n * sizeof(*v));
+	b->set_off[local] = b->pool_len;
+	b->set_len[local] = (uint32_t)n;
+	b->set_hash[local] = h;
+	b->pool_len += n;
+
+	if (2 * (size_t)(local + 1) > b->table_cap)
+		table_grow(b);
+	table_insert(b, s);
+	return s;
+}
+
+/* A (byte class, target node) pair of a byte edge. */
+struct lit_step {
+	uint32_t cls, target;
+};
+
+static int cmp_lit_step(const void *a, const void *b)
+{
+	const struct lit_step *x = a, *y = b;
+	if (x->cls != y->cls)
+		return (x->cls > y->cls) - (x->cls < y->cls);
+	return (x->target > y->target) - (x->target < y->target);
+}
+
+/* Scratch buffers reused for every state of a layer. */
+struct step_scratch {
+	struct posbuf wild;  /* closure after any non-'/' byte no edge names */
+	struct posbuf slash; /* closure after '/' */
+	struct posbuf extra; /* what one byte class adds to wild */
+	struct posbuf set;   /* closure after one byte class */
+	struct lit_step *lits;
+	size_t n_lits, lits_cap;
+	uint32_t *row;
+};
+
+static void scratch_free(struct step_scratch *s)
+{
+	free(s->wild.v);
+	free(s->slash.v);
+	free(s->extra.v);
+	free(s->set.v);
+	free(s->lits);
+	free(s->row);
+}
+
+/* The closure of what the nodes of @set reach by reading '/'. */
+static void slash_targets(struct dfa_builder *b, const uint32_t *set, size_t n, struct posbuf *out)
+{
+	const struct nfa *nfa = b->nfa;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct nfa_node *node = &nfa->nodes[set[i]];
+		if (node->loop == LOOP_ANY)
+			add_closure(b, out, set[i]);
+		for (uint32_t e = node->first_edge; e; e = nfa->edges[e].next)
+			if (nfa->edges[e].kind == EDGE_BYTE && nfa->edges[e].cls == CLASS_SLASH)
+				add_closure(b, out, nfa->edges[e].target);
+	}
+}
+
+/* Computes the transition row of @state. */
+static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t state)
+{
+	const struct nfa *nfa = b->nfa;
+	uint32_t local = state - b->base;
+	int64_t next;
+
+	/* Gather the targets first: state_of() may move the set pool. */
+	const uint32_t *set = b->set_pool + b->set_off[local];
+	size_t n = b->set_len[local];
+
+	s->wild.n = s->slash.n = s->n_lits = 0;
+	new_stamp(b);
+	for (size_t i = 0; i < n; i++) {
+		const struct nfa_node *node = &nfa->nodes[set[i]];
+		if (node->loop != LOOP_NONE)
+			add_closure(b, &s->wild, set[i]);
+		for (uint32_t e = node->first_edge; e; e = nfa->edges[e].next)
+			if (nfa->edges[e].kind == EDGE_ANY)
+				add_closure(b, &s->wild, nfa->edges[e].target);
+	}
+	new_stamp(b);
+	slash_targets(b, set, n, &s->slash);
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t e = nfa->nodes[set[i]].first_edge; e; e = nfa->edges[e].next) {
+			const struct nfa_edge *edge = &nfa->edges[e];
+			if (edge->kind != EDGE_BYTE || edge->cls == CLASS_SLASH)
+				continue;
+			if (s->n_lits == s->lits_cap) {
+				s->lits_cap = s->lits_cap ? 2 * s->lits_cap : 64;
+				s->lits = sg_xrealloc(s->lits, s->lits_cap, sizeof(*s->lits));
+			}
+			s->lits[s->n_lits++] = (struct lit_step){edge->cls, edge->target};
+		}
+	}
+
+	sort_nodes(s->wild.v, s->wild.n);
+	next = state_of(b, s->wild.v, s->wild.n);
+	if (next < 0)
+		return (int)next;
+	for (uint32_t cl = 0; cl < b->n_classes; cl++)
+		s->row[cl] = (uint32_t)next;
+	sort_nodes(s->slash.v, s->slash.n);
+	next = state_of(b, s->slash.v, s->slash.n);
+	if (next < 0)
+		return (int)next;
+	s->row[CLASS_SLASH] = (uint32_t)next;
+
+	if (s->n_lits > 1)
+		qsort(s->lits, s->n_lits, sizeof(*s->lits), cmp_lit_step);
+	for (size_t i = 0; i < s->n_lits;) {
+		uint32_t cl = s->lits[i].cls;
+		new_stamp(b);
+		s->extra.n = 0;
+		/* The wildcard targets are closed already; mark them so duplicates drop. */
+		for (size_t w = 0; w < s->wild.n; w++)
+			b->mark[s->wild.v[w]] = b->stamp;
+		for (; i < s->n_lits && s->lits[i].cls == cl; i++)
+			add_closure(b, &s->extra, s->lits[i].target);
+		sort_nodes(s->extra.v, s->extra.n);
+		merge_nodes(&s->wild, &s->extra, &s->set);
+		next = state_of(b, s->set.v, s->set.n);
+		if (next < 0)
+			return (int)next;
+		s->row[cl] = (uint32_t)next;
+	}
+	memcpy(b->c->transitions + (size_t)state * b->n_classes, s->row,
+	       b->n_classes * sizeof(uint32_t));
+	return 0;
+}
+
+/* Builds the DFA of @nfa into c's tables; returns its start state. */
+static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, size_t *states_cap,
+			   uint32_t *start)
+{
+	struct dfa_builder b = {
+	    .nfa = nfa,
+	    .c = c,
+	    .n_classes = c->config.n_classes,
+	    .states_cap = *states_cap,
+	    .base = c->n_states,
+	};
+	struct step_scratch s = {0};
+	struct posbuf root = {0}, first = {0};
+	int64_t st;
+	int r = 0;
+
+	*start = SG_DEAD_STATE;
+	if (nfa->n_nodes <= 1)
+		return 0;
+	b.mark = sg_xcalloc(nfa->n_nodes, sizeof(*b.mark));
+	s.row = sg_xcalloc(b.n_classes, sizeof(*s.row));
+	table_grow(&b);
+
+	/* Every pattern starts with the '/' of its first component: read the virtual one. */
+	new_stamp(&b);
+	add_closure(&b, &root, 0);
+	new_stamp(&b);
+	slash_targets(&b, root.v, root.n, &first);
+	sort_nodes(first.v, first.n);
+	st = state_of(&b, first.v, first.n);
+	if (st < 0) {
+		r = (int)st;
+		goto out;
+	}
+	*start = (uint32_t)st;
+	for (uint32_t state = b.base; state < c->n_states; state++) {
+		r = process_state(&b, &s, state);
+		if (r < 0)
+			goto out;
+	}
+out:
+	*states_cap = b.states_cap;
+	free(root.v);
+	free(first.v);
+	scratch_free(&s);
+	builder_free(&b);
+	return r;
+}
+
+/* Bytes named literally by some pattern get a class each; '/' has its own; the rest share one. */
+static void assign_byte_classes(const struct sg_policy_set *set, const char **patterns,
+				struct sg_config *cfg)
+{
+	bool used[256] = {false};
+	size_t k = 0;
+
+	for (size_t l = 0; l < set->n_layers; l++) {
+		for (size_t i = 0; i < set->layers[l].n_rules; i++, k++) {
+			const char *p = patterns[k];
+			if (sg_pattern_is_literal(p))
+				continue;
+			for (; *p; p++)
+				used[(unsigned char)*p] = true;
+		}
+	}
+	used['*'] = used['?'] = used['/'] = used[0] = false;
+	memset(cfg->byte_class, CLASS_OTHER, sizeof(cfg->byte_class));
+	cfg->byte_class['/'] = CLASS_SLASH;
+	cfg->n_classes = 2;
+	for (unsigned ch = 1; ch < 256; ch++)
+		if (used[ch])
+			cfg->byte_class[ch] = (uint8_t)cfg->n_classes++;
+}
+
+/*
+ * Merges byte classes that every DFA state treats alike (identical columns of
+ * the transition table) to keep rows short. '/' keeps its own class.
+ */
+static void merge_byte_classes(struct sg_compiled *c)
+{
+	uint32_t n_classes = c->config.n_classes, n_states = c->n_states;
+	uint32_t map[256], n_new = 0;
+	uint64_t hash[256];
+	bool kept[256];
+
+	for (uint32_t cl = 0; cl < n_classes; cl++) {
+		uint64_t h = 0;
+		for (uint32_t s = 0; s < n_states; s++)
+			h = (h ^ c->transitions[(size_t)s * n_classes + cl]) * 0x100000001b3ull;
+		hash[cl] = h;
+	}
+	for (uint32_t cl = 0; cl < n_classes; cl++) {
+		kept[cl] = true;
+		for (uint32_t prev = 0; prev < cl && cl != CLASS_SLASH; prev++) {
+			if (!kept[prev] || prev == CLASS_SLASH || hash[prev] != hash[cl])
+				continue;
+			bool same = true;
+			for (uint32_t s = 0; s < n_states && same; s++)
+				same = c->transitions[(size_t)s * n_classes + cl] ==
+				       c->transitions[(size_t)s * n_classes + prev];
+			if (same) {
+				map[cl] = map[prev];
+				kept[cl] = false;
+				break;
+			}
+		}
+		if (kept[cl])
+			map[cl] = n_new++;
+	}
+	if (n_new == n_classes)
+		return;
+
+	uint32_t *t = sg_xcalloc((size_t)n_states * n_new, sizeof(uint32_t));
+	for (uint32_t s = 0; s < n_states; s++)
+		for (uint32_t cl = 0; cl < n_classes; cl++)
+			t[(size_t)s * n_new + map[cl]] = c->transitions[(size_t)s * n_classes + cl];
+	free(c->transitions);
+	c->transitions = t;
+	for (unsigned ch = 0; ch < 256; ch++)
+		c->config.byte_class[ch] = (uint8_t)map[c->config.byte_class[ch]];
+	c->config.n_classes = n_new;
+}
+
+struct exact_entry {
+	struct sg_exact_key key;
+	uint32_t rule;
+};
+
+static int cmp_exact_entry(const void *a, const void *b)
+{
+	const struct exact_entry *x = a, *y = b;
+	int r = memcmp(&x->key, &y->key, sizeof(x->key));
+	if (r)
+		return r;
+	return (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+static int cmp_value_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sg_value_key));
+}
+
+static void compiled_reset(struct sg_compiled *c)
+{
+	sg_compiled_free(c);
+}
+
+#define _cleanup_compiled_ __attribute__((cleanup(compiled_reset)))
+
+/* Fills the rule entry of a policy rule; checks what the tables cannot hold. */
+static int fill_rule(struct sg_rule_entry *e, const struct sg_rule *r, uint8_t layer,
+		     const char *where, struct sg_err *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->access = (uint8_t)r->access;
+	e->on_violation = (uint8_t)r->on_violation;
+	e->layer = layer;
+	if (r->n_values)
+		e->flags |= SG_RULE_VALUES;
+	if (r->n_ranges) {
+		e->flags |= SG_RULE_RANGE;
+		if (!r->range_per_field) {
+			e->flags |= SG_RULE_RANGE_ALL;
+			e->n_ranges = 1;
+		} else if (r->n_ranges > SG_FIELDS_MAX) {
+			return sg_input_error(err,
+					      "%s: %zu per-field ranges, more than the %d fields "
+					      "sysctl-guard can check; give one [min, max] for all "
+					      "fields instead",
+					      where, r->n_ranges, SG_FIELDS_MAX);
+		} else {
+			e->n_ranges = (uint8_t)r->n_ranges;
+		}
+		size_t n = e->flags & SG_RULE_RANGE_ALL ? 1 : r->n_ranges;
+		for (size_t f = 0; f < n; f++) {
+			e->min[f] = r->ranges[f].min;
+			e->max[f] = r->ranges[f].max;
+		}
+	}
+	if (r->rewrite) {
+		size_t len = strlen(r->rewrite);
+		if (len >= SG_VALUE_MAX)
+			return sg_input_error(err,
+					      "%s: the rewrite value is %zu bytes long; "
+					      "sysctl-guard can write at most %d",
+					      where, len, SG_VALUE_MAX - 1);
+		e->flags |= SG_RULE_REWRITE;
+		e->rewrite_len = (uint16_t)len;
+		memcpy(e->rewrite, r->rewrite, len);
+	}
+	return 0;
+}
+
+static int add_value(struct sg_value_key *keys, size_t *n, uint32_t rule, const char *value,
+		     const char *where, struct sg_err *err)
+{
+	size_t len = strlen(value);
+	if (len >= SG_VALUE_MAX)
+		return sg_input_error(err,
+				      "%s: the value \"%.40s...\" is %zu bytes long; sysctl-guard "
+				      "compares values of at most %d bytes",
+				      where, value, len, SG_VALUE_MAX - 1);
+	struct sg_value_key *k = &keys[(*n)++];
+	memset(k, 0, sizeof(*k));
+	k->rule = rule;
+	memcpy(k->value, value, len);
+	return 0;
+}
+
+static void add_exact(struct exact_entry *entries, size_t *n, uint32_t layer, const char *name,
+		      uint32_t rule)
+{
+	struct exact_entry *e = &entries[(*n)++];
+	memset(e, 0, sizeof(*e));
+	e->key.layer = layer;
+	memcpy(e->key.name, name, strlen(name));
+	e->rule = rule;
+}
+
+int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
+{
+	_cleanup_compiled_ struct sg_compiled c = {0};
+	_cleanup_free_ const char **patterns = NULL;
+	_cleanup_free_ char *pattern_buf = NULL;
+	_cleanup_free_ struct exact_entry *exact = NULL;
+	_cleanup_free_ uint32_t *pinned_rule = NULL;
+	struct nfa nfa = {0};
+	size_t n_policy_rules = 0, n_values = 0, n_exact = 0, n_pinned_rules = 0;
+	char where[256];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (set->n_layers > SG_LAYERS_MAX)
+		return sg_input_error(err, "%zu policy layers; sysctl-guard composes at most %d",
+				      set->n_layers, SG_LAYERS_MAX);
+
+	for (size_t l = 0; l < set->n_layers; l++) {
+		n_policy_rules += set->layers[l].n_rules;
+		for (size_t i = 0; i < set->layers[l].n_rules; i++)
+			n_values += set->layers[l].rules[i].n_values;
+	}
+
+	/*
+	 * Pairs of the same name become one rule whose values are all of them.
+	 * Quadratic, but over the few linux.sysctl entries of one config.json.
+	 */
+	pinned_rule = sg_xcalloc(set->n_pinned, sizeof(*pinned_rule));
+	for (size_t i = 0; i < set->n_pinned; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(set->pinned[j].name, set->pinned[i].name) != 0)
+			j++;
+		pinned_rule[i] = j < i ? pinned_rule[j] : (uint32_t)n_pinned_rules++;
+	}
+	if (n_policy_rules + n_pinned_rules > SG_MAX_RULES)
+		return sg_input_error(err,
+				      "%zu rules; sysctl-guard compiles at most %d: merge rules "
+				      "with patterns (net.ipv4.conf.*.rp_filter)",
+				      n_policy_rules + n_pinned_rules, SG_MAX_RULES);
+
+	c.config.n_layers = (uint32_t)set->n_layers;
+	c.config.n_rules = (uint32_t)(n_policy_rules + n_pinned_rules);
+	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
+	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
+	c.value_keys = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.value_keys));
+	exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*exact));
+	patterns = sg_xcalloc(n_policy_rules, sizeof(*patterns));
+	pattern_buf = sg_xcalloc(n_policy_rules, SG_NAME_MAX);
+
+	/* Rules, in layer order; literal ones into the exact table. */
+	uint32_t g = 0;
+	for (size_t l = 0; l < set->n_layers; l++) {
+		const struct sg_policy *p = &set->layers[l];
+		const char *origin = p->origin ? p->origin : "policy";
+
+		c.config.layers[l].mode = (uint8_t)p->mode;
+		c.config.layers[l].default_access = (uint8_t)p->default_access;
+		for (size_t i = 0; i < p->n_rules; i++, g++) {
+			const struct sg_rule *rule = &p->rules[i];
+			const char *name = rule->name ? rule->name : rule->pattern;
+			char *pattern = pattern_buf + (size_t)g * SG_NAME_MAX;
+
+			snprintf(where, sizeof(where), "%s: rules[%zu] \"%s\"", origin, i,
+				 name ? name : "");
+			if (rule->pattern) {
+				if (strlen(rule->pattern) >= SG_NAME_MAX)
+					return sg_input_error(err,
+							      "%s: the name is longer than %d "
+							      "characters",
+							      where, SG_NAME_MAX - 1);
+				strcpy(pattern, rule->pattern);
+			} else if (sg_name_normalise(name ? name : "", pattern, SG_NAME_MAX, err) <
+				   0) {
+				sg_err_prefix(err, "%s", where);
+				return -EINVAL;
+			}
+			patterns[g] = pattern;
+
+			r = fill_rule(&c.rules[g], rule, (uint8_t)l, where, err);
+			if (r < 0)
+				return r;
+			c.origins[g] = (struct sg_rule_origin){p->origin, i, name};
+			for (size_t v = 0; v < rule->n_values; v++) {
+				r = add_value(c.value_keys, &c.n_values, g, rule->values[v], where,
+					      err);
+				if (r < 0)
+					return r;
+			}
+			/* Not rule->is_literal: the exact table and the DFA must split alike. */
+			if (sg_pattern_is_literal(pattern))
+				add_exact(exact, &n_exact, (uint32_t)l, pattern, g);
+		}
+	}
+
+	/* One rule per pinned name: read-write, exactly its values. */
+	for (size_t i = 0; i < set->n_pinned; i++) {
+		const struct sg_sysctl_pair *pair = &set->pinned[i];
+		uint32_t rule = (uint32_t)n_policy_rules + pinned_rule[i];
+
+		snprintf(where, sizeof(where), "linux.sysctl \"%s\"", pair->name);
+		if (strlen(pair->name) >= SG_NAME_MAX)
+			return sg_input_error(err, "%s: the name is longer than %d characters",
+					      where, SG_NAME_MAX - 1);
+		if (rule == g) {
+			struct sg_rule_entry *e = &c.rules[g];
+			e->access = SG_ACCESS_READ_WRITE;
+			e->on_violation = SG_VIOLATION_DENY;
+			e->flags = SG_RULE_VALUES;
+			e->layer = SG_PINNED_LAYER;
+			c.origins[g] = (struct sg_rule_origin){pinned_origin, SIZE_MAX, pair->name};
+			add_exact(exact, &n_exact, SG_PINNED_LAYER, pair->name, g);
+			g++;
+		}
+		r = add_value(c.value_keys, &c.n_values, rule, pair->value ? pair->value : "",
+			      where, err);
+		if (r < 0)
+			return r;
+	}
+
+	/* Sorted for bsearch; of duplicate names the first listed rule wins. */
+	qsort(exact, n_exact, sizeof(*exact), cmp_exact_entry);
+	c.exact_keys = sg_xcalloc(n_exact, sizeof(*c.exact_keys));
+	c.exact_rules = sg_xcalloc(n_exact, sizeof(*c.exact_rules));
+	for (size_t i = 0; i < n_exact; i++) {
+		if (c.n_exact &&
+		    memcmp(&c.exact_keys[c.n_exact - 1], &exact[i].key, sizeof(exact[i].key)) == 0)
+			continue;
+		c.exact_keys[c.n_exact] = exact[i].key;
+		c.exact_rules[c.n_exact] = exact[i].rule;
+		c.n_exact++;
+	}
+
+	qsort(c.value_keys, c.n_values, sizeof(*c.value_keys), cmp_value_key);
+	size_t kept = 0;
+	for (size_t i = 0; i < c.n_values; i++) {
+		if (kept &&
+		    memcmp(&c.value_keys[kept - 1], &c.value_keys[i], sizeof(c.value_keys[i])) == 0)
+			continue;
+		c.value_keys[kept++] = c.value_keys[i];
+	}
+	c.n_values = kept;
+
+	/* One DFA per layer over the patterns; state 0 is the dead state. */
+	assign_byte_classes(set, patterns, &c.config);
+	size_t states_cap = 1024;
+	c.transitions = sg_xcalloc(states_cap * c.config.n_classes, sizeof(uint32_t));
+	c.accept = sg_xcalloc(states_cap, sizeof(uint32_t));
+	c.accept[SG_DEAD_STATE] = SG_NO_RULE;
+	c.n_states = 1;
+
+	g = 0;
+	for (size_t l = 0; l < set->n_layers; l++) {
+		const struct sg_policy *p = &set->layers[l];
+		nfa_free(&nfa);
+		nfa_node(&nfa, LOOP_NONE); /* the root */
+		for (size_t i = 0; i < p->n_rules; i++, g++)
+			if (!sg_pattern_is_literal(patterns[g]))
+				nfa_add_pattern(&nfa, c.config.byte_class, patterns[g], g);
+		r = build_layer_dfa(&c, &nfa, &states_cap, &c.config.layers[l].dfa_start);
+		if (r < 0) {
+			nfa_free(&nfa);
+			return sg_input_error(err,
+					      "%s: policy too complex: the patterns need more than "
+					      "%d DFA states; use fewer '*'/'**' patterns",
+					      p->origin ? p->origin : "policy", SG_MAX_DFA_STATES);
+		}
+	}
+	nfa_free(&nfa);
+	merge_byte_classes(&c);
+
+	*out = c;
+	memset(&c, 0, sizeof(c));
+	return 0;
+}
+
+void sg_compiled_free(struct sg_compiled *compiled)
+{
+	if (!compiled)
+		return;
+	free(compiled->transitions);
+	free(compiled->accept);
+	free(compiled->rules);
+	free(compiled->origins);
+	free(compiled->exact_keys);
+	free(compiled->exact_rules);
+	free(compiled->value_keys);
+	memset(compiled, 0, sizeof(*compiled));
+}
+
+static int cmp_exact_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sg_exact_key));
+}
+
+uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
+{
+	struct sg_exact_key key;
+	size_t len = strnlen(name, SG_NAME_MAX);
+
+	if (len >= SG_NAME_MAX || !c->n_exact)
+		return SG_NO_RULE;
+	memset(&key, 0, sizeof(key));
+	key.layer = layer;
+	memcpy(key.name, name, len);
+	const struct sg_exact_key *found =
+	    bsearch(&key, c->exact_keys, c->n_exact, sizeof(key), cmp_exact_key);
+	return found ? c->exact_rules[found - c->exact_keys] : SG_NO_RULE;
+}
+
+bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised)
+{
+	struct sg_value_key key;
+	size_t len = strnlen(normalised, SG_VALUE_MAX);
+
+	if (len >= SG_VALUE_MAX || !c->n_values)
+		return false;
+	memset(&key, 0, sizeof(key));
+	key.rule = rule;
+	memcpy(key.value, normalised, len);
+	return bsearch(&key, c->value_keys, c->n_values, sizeof(key), cmp_value_key) != NULL;
+}
+
+uint32_t sg_compiled_match_pattern(const struct sg_compiled *c, uint32_t layer, const char *name)
+{
+	if (layer >= c->config.n_layers || !c->transitions)
+		return SG_NO_RULE;
+	uint32_t state = c->config.layers[layer].dfa_start;
+	for (const unsigned char *p = (const unsigned char *)name; *p && state != SG_DEAD_STATE;
+	     p++)
+		state =
+		    c->transitions[(size_t)state * c->config.n_classes + c->config.byte_class[*p]];
+	return c->accept[state];
+}

@@ -1,2 +1,205 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The userspace side of bpf/sysctl_guard_decide.h: the same decision over the
+ * compiled tables in memory, with bpf_strtol's semantics reproduced.
+ */
 #include "eval.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#define SG_INLINE inline
+#define SG_CONFIG_QUAL
+#define SG_HASH_FN static inline
+
+struct sg_env {
+	const struct sg_compiled *c;
+};
+
+static inline const struct sg_config *sg_env_config(struct sg_env *env)
+{
+	return &env->c->config;
+}
+
+static inline const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule)
+{
+	return rule < env->c->config.n_rules ? &env->c->rules[rule] : NULL;
+}
+
+static inline __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
+{
+	return sg_compiled_exact(env->c, key->layer, key->name);
+}
+
+static inline __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)
+{
+	const struct sg_compiled *c = env->c;
+	if (state >= c->n_states || byte_class >= c->config.n_classes)
+		return SG_DEAD_STATE;
+	return c->transitions[(size_t)state * c->config.n_classes + byte_class];
+}
+
+static inline __u32 sg_env_accept(struct sg_env *env, __u32 state)
+{
+	return state < env->c->n_states ? env->c->accept[state] : SG_NO_RULE;
+}
+
+static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
+
+/* The kernel's isspace(): its ctype table also counts 0xa0 as space. */
+static int kernel_isspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+/* bpf_strtol(buf, len, 0, res) as kernel/bpf/helpers.c implements it. */
+static inline long sg_env_strtol(const char *buf, __u32 len, long *res)
+{
+	const char *cur = buf, *end = buf + len;
+	char str[64];
+	size_t n;
+	bool negative;
+	unsigned base = 10;
+	unsigned long long value = 0;
+	size_t digits = 0;
+
+	while (cur < end && kernel_isspace((unsigned char)*cur))
+		cur++;
+	negative = cur < end && *cur == '-';
+	if (negative)
+		cur++;
+	size_t consumed = (size_t)(cur - buf);
+	if (consumed == len)
+		return -EINVAL;
+	n = len - consumed;
+	if (n > sizeof(str) - 1)
+		n = sizeof(str) - 1;
+	memcpy(str, cur, n);
+	str[n] = '\0';
+
+	const char *p = str;
+	if (p[0] == '0') {
+		if (tolower((unsigned char)p[1]) == 'x' && isxdigit((unsigned char)p[2])) {
+			base = 16;
+			p += 2;
+		} else {
+			base = 8;
+		}
+	}
+	for (;; p++, digits++) {
+		unsigned d;
+		unsigned char ch = (unsigned char)*p;
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (tolower(ch) >= 'a' && tolower(ch) <= 'f')
+			d = (unsigned)(tolower(ch) - 'a' + 10);
+		else
+			break;
+		if (d >= base)
+			break;
+		if (value > (ULLONG_MAX - d) / base)
+			return -ERANGE;
+		value = value * base + d;
+	}
+	if (digits == 0)
+		return -EINVAL;
+	if (negative) {
+		if ((long long)-value > 0)
+			return -ERANGE;
+		*res = (long)-value;
+	} else {
+		if ((long long)value < 0)
+			return -ERANGE;
+		*res = (long)value;
+	}
+	return (long)(consumed + (size_t)(p - str));
+}
+
+#include "../bpf/sysctl_guard_decide.h"
+
+uint64_t sg_value_hash(const __u64 key[2], const char *normalised)
+{
+	struct sg_hash h;
+	sg_hash_init(&h, key);
+	for (const char *p = normalised; *p; p++)
+		sg_hash_byte(&h, (unsigned char)*p);
+	return sg_hash_final(&h);
+}
+
+/* The kernel looks the hash up; here the rule's few values are hashed in turn. */
+static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
+{
+	const struct sg_compiled *c = env->c;
+	for (size_t i = 0; i < c->n_values; i++)
+		if (c->value_keys[i].rule == key->rule &&
+		    sg_value_hash(c->config.hash_key, c->value_keys[i].value) == key->hash)
+			return 1;
+	return 0;
+}
+
+static const char *const reasons[SG_REASON_COUNT] = {
+	[SG_REASON_ACCESS] = "access level",
+	[SG_REASON_NAME_TOO_LONG] = "name too long",
+	[SG_REASON_FILE_POS] = "write not at file position 0 to a constrained rule",
+	[SG_REASON_VALUE_TOO_LONG] = "value too long for a constrained rule",
+	[SG_REASON_NOT_IN_VALUES] = "value not in the rule's values",
+	[SG_REASON_NOT_INTEGERS] = "value is not a list of integers",
+	[SG_REASON_TOO_MANY_FIELDS] = "more fields than the rule has ranges",
+	[SG_REASON_OUT_OF_RANGE] = "a field is out of range",
+	[SG_REASON_CLAMPED] = "clamped to the range",
+	[SG_REASON_REWRITTEN] = "rewritten by the rule",
+	[SG_REASON_NO_REWRITE] = "rewrite needed but this kernel ignores rewrites",
+	[SG_REASON_PINNED] = "a linux.sysctl pair of the container config",
+};
+
+const char *sg_reason_text(unsigned reason)
+{
+	return reason < SG_REASON_COUNT ? reasons[reason] : "unknown";
+}
+
+void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out)
+{
+	struct sg_env env = {.c = c};
+	struct sg_scratch s;
+	struct sg_result res;
+
+	memset(&s, 0, sizeof(s));
+	memset(out, 0, sizeof(*out));
+	size_t name_len = strlen(req->name);
+	if (name_len >= SG_NAME_MAX) {
+		out->verdict = SG_VERDICT_DENY;
+		out->rule = SG_NO_RULE;
+		out->layer = -1;
+		out->reason = sg_reason_text(SG_REASON_NAME_TOO_LONG);
+		return;
+	}
+	memcpy(s.key.name, req->name, name_len);
+	s.hash_key[0] = c->config.hash_key[0];
+	s.hash_key[1] = c->config.hash_key[1];
+	if (req->write) {
+		/* bpf_sysctl_get_new_value: at most SG_VALUE_MAX - 1 bytes, else -E2BIG. */
+		if (req->value_len >= SG_VALUE_MAX) {
+			s.cur_too_long = 1;
+		} else {
+			memcpy(s.cur, req->value, req->value_len);
+			s.cur_len = (__u32)req->value_len;
+		}
+	}
+	sg_decide(&env, &s, req->write, (__u32)req->file_pos, &res);
+
+	out->verdict = res.verdict;
+	out->rule = res.rule;
+	out->layer = res.layer;
+	out->reason = sg_reason_text(res.reason);
+	out->rewritten = res.rewritten;
+	if (res.rewritten) {
+		size_t n = strnlen(s.cur, sizeof(out->new_value) - 1);
+		memcpy(out->new_value, s.cur, n);
+		out->new_value[n] = '\0';
+	}
+}

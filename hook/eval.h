@@ -29,6 +29,12 @@ struct sg_decision {
 	const char *reason; /* "not in values", "field 2 above max 65535", ... */
 };
 
+/* The keyed hash the kernel's values table is indexed by (bpf/sysctl_guard_decide.h). */
+uint64_t sg_value_hash(const __u64 key[2], const char *normalised);
+
+/* What an enum sg_reason means, for people. */
+const char *sg_reason_text(unsigned reason);
+
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
 
 #endif

@@ -1,2 +1,245 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * Sysctl names and rule patterns: the sysctl.d(5) dot/slash rule, validation,
+ * precedence and the reference matcher the compiler is tested against.
+ */
 #include "name.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../bpf/sysctl_guard.h"
+
+#define PROC_SYS "/proc/sys/"
+
+/* @s as a C-like quoted string for messages: control bytes escaped, long names cut. */
+static void quote(const char *s, char *out, size_t cap)
+{
+	size_t o = 0, max_in = 80;
+
+	out[o++] = '"';
+	for (size_t i = 0; s[i] && o + 8 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == max_in) {
+			o += (size_t)snprintf(out + o, cap - o, "...");
+			break;
+		}
+		if (c == '\n')
+			o += (size_t)snprintf(out + o, cap - o, "\\n");
+		else if (c == '\t')
+			o += (size_t)snprintf(out + o, cap - o, "\\t");
+		else if (c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, cap - o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+static bool is_space_or_control(unsigned char c)
+{
+	return c <= 0x20 || c == 0x7f;
+}
+
+/* Checks the components of the slash-form @s; @q is the name as written, quoted. */
+static int check_components(const char *s, const char *q, struct sg_err *err)
+{
+	const char *comp = s;
+
+	for (;;) {
+		size_t len = strcspn(comp, "/");
+		bool last = comp[len] == '\0';
+
+		if (len == 0) {
+			if (comp == s)
+				return sg_input_error(
+				    err,
+				    "%s starts with a separator; write names "
+				    "relative to /proc/sys, like net.ipv4.tcp_rmem",
+				    q);
+			if (last)
+				return sg_input_error(err,
+						      "%s ends with a separator; remove the "
+						      "trailing '.' or '/'",
+						      q);
+			return sg_input_error(err,
+					      "%s has an empty component (two separators in a "
+					      "row); separate components with one '.' or '/'",
+					      q);
+		}
+		if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
+			return sg_input_error(err,
+					      "%s has a component \"%.*s\", which no sysctl has; "
+					      "name the sysctl itself",
+					      q, (int)len, comp);
+		const char *dstar = memmem(comp, len, "**", 2);
+		if (dstar && len != 2)
+			return sg_input_error(err,
+					      "%s: component \"%.*s\" mixes ** with other "
+					      "characters; ** must be a whole component "
+					      "(net.**.rp_filter), use * within a component",
+					      q, (int)len, comp);
+		if (last)
+			return 0;
+		comp += len + 1;
+	}
+}
+
+int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err)
+{
+	char q[128];
+	size_t limit = cap < SG_NAME_MAX ? cap : SG_NAME_MAX;
+
+	if (cap)
+		out[0] = '\0';
+	if (!name || !name[0])
+		return sg_input_error(err, "empty name; write a sysctl name like "
+					   "net.ipv4.tcp_rmem or a pattern like kernel.random.*");
+	quote(name, q, sizeof(q));
+
+	if (strncmp(name, PROC_SYS, strlen(PROC_SYS)) == 0 && name[strlen(PROC_SYS)])
+		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"", q,
+				      name + strlen(PROC_SYS));
+	for (size_t i = 0; name[i]; i++) {
+		if (is_space_or_control((unsigned char)name[i]))
+			return sg_input_error(err,
+					      "%s contains whitespace or a control character "
+					      "(byte %zu); sysctl names have none",
+					      q, i + 1);
+	}
+	size_t len = strlen(name);
+	if (len + 1 > limit)
+		return sg_input_error(err,
+				      "%s is %zu characters long; sysctl-guard handles names of at "
+				      "most %zu characters",
+				      q, len, limit ? limit - 1 : 0);
+
+	/* sysctl.d(5): a name whose first separator is '.' is dotted, and then '/' is a literal
+	 * dot. */
+	const char *first_sep = strpbrk(name, "./");
+	bool dotted = first_sep && *first_sep == '.';
+	for (size_t i = 0; i <= len; i++) {
+		char c = name[i];
+		if (dotted && c == '.')
+			c = '/';
+		else if (dotted && c == '/')
+			c = '.';
+		out[i] = c;
+	}
+
+	int r = check_components(out, q, err);
+	if (r < 0) {
+		out[0] = '\0';
+		return r;
+	}
+	return 0;
+}
+
+bool sg_pattern_is_literal(const char *pattern)
+{
+	return strpbrk(pattern, "*?") == NULL;
+}
+
+/* Separators count too: like letters, they are characters a matching name must have. */
+size_t sg_pattern_literal_chars(const char *pattern)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++)
+		n += *p != '*' && *p != '?';
+	return n;
+}
+
+int sg_pattern_precedence(const char *a, size_t ia, const char *b, size_t ib)
+{
+	bool la = sg_pattern_is_literal(a), lb = sg_pattern_is_literal(b);
+
+	if (la != lb)
+		return la ? -1 : 1;
+	if (!la) {
+		size_t ca = sg_pattern_literal_chars(a), cb = sg_pattern_literal_chars(b);
+		if (ca != cb)
+			return ca > cb ? -1 : 1;
+	}
+	if (ia != ib)
+		return ia < ib ? -1 : 1;
+	return 0;
+}
+
+/* One component: '*' any run of characters, '?' one character, anything else itself. */
+static bool glob_match(const char *p, size_t plen, const char *n, size_t nlen)
+{
+	if (plen == 0)
+		return nlen == 0;
+	if (p[0] == '*')
+		return glob_match(p + 1, plen - 1, n, nlen) ||
+		       (nlen > 0 && glob_match(p, plen, n + 1, nlen - 1));
+	if (nlen == 0)
+		return false;
+	if (p[0] != '?' && p[0] != n[0])
+		return false;
+	return glob_match(p + 1, plen - 1, n + 1, nlen - 1);
+}
+
+/* The component after the one at @s, or NULL after the last. */
+static const char *next_component(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	return slash ? slash + 1 : NULL;
+}
+
+static size_t component_len(const char *s)
+{
+	return strcspn(s, "/");
+}
+
+/*
+ * @p and @n point at the start of a pattern and a name component, or are NULL
+ * when no component is left. "**" takes zero or more whole components.
+ */
+static bool match_components(const char *p, const char *n)
+{
+	if (!p)
+		return !n;
+	size_t plen = component_len(p);
+	if (plen == 2 && p[0] == '*' && p[1] == '*') {
+		if (match_components(next_component(p), n))
+			return true;
+		return n && match_components(p, next_component(n));
+	}
+	if (!n)
+		return false;
+	return glob_match(p, plen, n, component_len(n)) &&
+	       match_components(next_component(p), next_component(n));
+}
+
+bool sg_pattern_match(const char *pattern, const char *name)
+{
+	return match_components(pattern, name);
+}
+
+void sg_name_to_dotted(const char *slash, char *out, size_t cap)
+{
+	if (!cap)
+		return;
+	/*
+	 * A dot in the first component cannot be written in dotted form: there
+	 * the first separator decides the form. Such names stay in slash form.
+	 */
+	size_t first = strcspn(slash, "/");
+	bool keep = memchr(slash, '.', first) != NULL;
+	size_t i;
+
+	for (i = 0; slash[i] && i + 1 < cap; i++) {
+		char c = slash[i];
+		if (!keep && c == '/')
+			c = '.';
+		else if (!keep && c == '.')
+			c = '/';
+		out[i] = c;
+	}
+	out[i] = '\0';
+}

@@ -41,6 +41,14 @@ static inline void sg_fclosep(FILE **f)
 		_taken;                                                                            \
 	})
 
+/* Hands ownership of a descriptor out of a cleanup variable. */
+#define SG_TAKE_FD(fd)                                                                             \
+	({                                                                                         \
+		int _taken_fd = (fd);                                                              \
+		(fd) = -1;                                                                         \
+		_taken_fd;                                                                         \
+	})
+
 /*
  * Reads a whole file (or stream, for "-") of at most @max bytes into a NUL
  * terminated buffer. Errors are input errors (exit 1) that name @path.

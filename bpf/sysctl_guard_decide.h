@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The decision, written once: included by the BPF program and by the
+ * userspace evaluator (hook/eval.c), so that `explain` and the kernel cannot
+ * disagree. Each includer first defines struct sg_env and these accessors:
+ *
+ *   const SG_CONFIG_QUAL struct sg_config *sg_env_config(struct sg_env *env);
+ *   const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule);
+ *   __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key);
+ *   __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class);
+ *   __u32 sg_env_accept(struct sg_env *env, __u32 state);
+ *   int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
+ *   long sg_env_strtol(const char *buf, __u32 len, long *res);  (bpf_strtol)
+ *
+ * and SG_INLINE, SG_HASH_FN (how the hashing loop is compiled: in BPF a global
+ * function, which the verifier checks once instead of on every path that
+ * reaches it), and SG_CONFIG_QUAL: volatile in BPF, where the config is
+ * read-only data the loader fills in after compilation (without volatile
+ * clang would fold the zero initialiser into the code). Loops are bounded and indices masked for the verifier.
+ */
+#ifndef SYSCTL_GUARD_DECIDE_H
+#define SYSCTL_GUARD_DECIDE_H
+
+#include "sysctl_guard.h"
+
+/* Why a decision was taken; carried into counters' callers, events and `explain`. */
+enum sg_reason {
+	SG_REASON_ACCESS = 0,      /* the rule's (or default's) access level decided */
+	SG_REASON_NAME_TOO_LONG,   /* the kernel's name does not fit SG_NAME_MAX */
+	SG_REASON_FILE_POS,        /* a constrained write not at position 0 */
+	SG_REASON_VALUE_TOO_LONG,  /* a constrained write longer than SG_VALUE_MAX - 1 */
+	SG_REASON_NOT_IN_VALUES,   /* not one of the rule's values */
+	SG_REASON_NOT_INTEGERS,    /* a range rule got something other than integers */
+	SG_REASON_TOO_MANY_FIELDS, /* more fields than the rule has ranges for */
+	SG_REASON_OUT_OF_RANGE,    /* a field outside [min, max] */
+	SG_REASON_CLAMPED,         /* fields moved to the nearest bound */
+	SG_REASON_REWRITTEN,       /* the rule's rewrite value replaced the write */
+	SG_REASON_NO_REWRITE,      /* a rewrite or clamp, but this kernel ignores rewrites */
+	SG_REASON_PINNED,          /* a linux.sysctl pair of the container's config */
+	SG_REASON_COUNT,
+};
+
+/* The per-access working memory: a per-CPU map value in BPF, a local in userspace. */
+struct sg_scratch {
+	__u64 hash_key[2];               /* the values hash key of this program */
+	struct sg_exact_key key;         /* the name being decided, zero padded */
+	struct sg_value_hash_key vkey;   /* values-table lookups */
+	char cur[2 * SG_VALUE_MAX]; /* the value being written, NUL terminated; rewrites land here */
+	__s64 fields[SG_FIELDS_MAX];
+	__u32 cur_len;      /* bytes of cur before its NUL */
+	__u32 cur_too_long; /* the write did not fit cur */
+};
+
+struct sg_result {
+	__u32 verdict;   /* enum sg_verdict */
+	__u32 reason;    /* enum sg_reason */
+	__u32 rule;      /* deciding rule or SG_NO_RULE */
+	__s32 layer;     /* deciding layer or -1 */
+	__u32 row;       /* counter row (sysctl_guard.h) */
+	__u32 rewritten; /* scratch.cur holds the value the kernel must store */
+};
+
+static SG_INLINE int sg_is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* The winning rule of @layer for the name in s->key, or SG_NO_RULE. */
+static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __u32 layer)
+{
+	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	__u32 rule, state, i;
+
+	s->key.layer = layer;
+	rule = sg_env_exact(env, &s->key);
+	if (rule != SG_NO_RULE)
+		return rule;
+
+	state = cfg->layers[layer & (SG_LAYERS_MAX - 1)].dfa_start;
+	for (i = 0; i < SG_NAME_MAX && state != SG_DEAD_STATE; i++) {
+		unsigned char c = s->key.name[i];
+		if (!c)
+			break;
+		state = sg_env_step(env, state, cfg->byte_class[c]);
+	}
+	return sg_env_accept(env, state);
+}
+
+/* SipHash's round; the values hash runs one per byte of the normalised value. */
+#define SG_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SG_SIPROUND(v0, v1, v2, v3)                                                                \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = SG_ROTL(v1, 13);                                                              \
+		v1 ^= v0;                                                                          \
+		v0 = SG_ROTL(v0, 32);                                                              \
+		v2 += v3;                                                                          \
+		v3 = SG_ROTL(v3, 16);                                                              \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = SG_ROTL(v3, 21);                                                              \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = SG_ROTL(v1, 17);                                                              \
+		v1 ^= v2;                                                                          \
+		v2 = SG_ROTL(v2, 32);                                                              \
+	} while (0)
+
+struct sg_hash {
+	__u64 v0, v1, v2, v3;
+};
+
+static SG_INLINE void sg_hash_init(struct sg_hash *h, const __u64 key[2])
+{
+	h->v0 = key[0] ^ 0x736f6d6570736575ull;
+	h->v1 = key[1] ^ 0x646f72616e646f6dull;
+	h->v2 = key[0] ^ 0x6c7967656e657261ull;
+	h->v3 = key[1] ^ 0x7465646279746573ull;
+}
+
+static SG_INLINE void sg_hash_byte(struct sg_hash *h, unsigned char c)
+{
+	__u64 v0 = h->v0, v1 = h->v1, v2 = h->v2, v3 = h->v3;
+	v3 ^= c;
+	SG_SIPROUND(v0, v1, v2, v3);
+	v0 ^= c;
+	h->v0 = v0, h->v1 = v1, h->v2 = v2, h->v3 = v3;
+}
+
+/* Hashes @c when @take is 1, leaves the state as it was when 0; without a branch. */
+static SG_INLINE void sg_hash_byte_if(struct sg_hash *h, unsigned char c, __u64 take)
+{
+	struct sg_hash next = *h;
+	__u64 keep = take - 1; /* all ones when not taken */
+
+	sg_hash_byte(&next, c);
+	h->v0 = (h->v0 & keep) | (next.v0 & ~keep);
+	h->v1 = (h->v1 & keep) | (next.v1 & ~keep);
+	h->v2 = (h->v2 & keep) | (next.v2 & ~keep);
+	h->v3 = (h->v3 & keep) | (next.v3 & ~keep);
+}
+
+static SG_INLINE __u64 sg_hash_final(struct sg_hash *h)
+{
+	__u64 v0 = h->v0, v1 = h->v1, v2 = h->v2, v3 = h->v3;
+	v2 ^= 0xff;
+	SG_SIPROUND(v0, v1, v2, v3);
+	SG_SIPROUND(v0, v1, v2, v3);
+	SG_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * The hash of s->cur as a token list: whitespace runs count as one space,
+ * leading and trailing whitespace not at all. Equal to the hash of the
+ * normalised string, byte by byte.
+ */
+SG_HASH_FN __u64 sg_hash_cur(struct sg_scratch *s)
+{
+	struct sg_hash h;
+	__u64 started = 0, pending_space = 0;
+	__u32 i;
+
+	if (!s)
+		return 0;
+	sg_hash_init(&h, s->hash_key);
+	for (i = 0; i < SG_VALUE_MAX - 1; i++) {
+		unsigned char c = s->cur[i];
+		if (!c)
+			break;
+		/*
+		 * No branch depends on the state flags: the verifier then sees one
+		 * state per byte position instead of one per flag history.
+		 */
+		__u64 space = sg_is_space((char)c) ? 1 : 0;
+		sg_hash_byte_if(&h, ' ', (1 - space) & pending_space);
+		sg_hash_byte_if(&h, c, 1 - space);
+		pending_space = space & (pending_space | started);
+		started |= 1 - space;
+	}
+	return sg_hash_final(&h);
+}
+
+#define SG_FIELD_WIDTH 21 /* "-9223372036854775808" and a separator */
+
+/*
+ * Formats s->fields[0..n) into s->cur, each right-aligned in a fixed slot
+ * ("   128\t  4096"): the kernel skips blanks before every integer, and fixed
+ * slots keep every store at a constant offset, which keeps the program small
+ * for the verifier. The fields were parsed from s->cur; it is free to reuse.
+ */
+static SG_INLINE void sg_format_fields(struct sg_scratch *s, __u32 n)
+{
+	__u32 f, i;
+
+	for (f = 0; f < SG_FIELDS_MAX; f++) {
+		__s64 v = s->fields[f];
+		__u64 u = v < 0 ? -(__u64)v : (__u64)v;
+		char *slot = s->cur + f * SG_FIELD_WIDTH;
+		int done = 0;
+
+		if (f >= n)
+			break;
+		for (i = 0; i < SG_FIELD_WIDTH - 1; i++) {
+			char c = ' ';
+			if (!done) {
+				c = '0' + (char)(u % 10);
+				u /= 10;
+				done = u == 0;
+			} else if (v < 0) {
+				c = '-';
+				v = 0;
+			}
+			slot[SG_FIELD_WIDTH - 2 - i] = c;
+		}
+		slot[SG_FIELD_WIDTH - 1] = '\t';
+	}
+	s->cur_len = f * SG_FIELD_WIDTH - 1;
+	s->cur[s->cur_len & (2 * SG_VALUE_MAX - 1)] = '\0';
+}
+
+/*
+ * Checks the integer fields of s->cur against @rule's ranges. Returns
+ * SG_REASON_ACCESS when they pass, SG_REASON_CLAMPED when clamping moved a
+ * field (s->fields holds the clamped values, *n_fields their count), or the
+ * violation.
+ */
+static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule_entry *rule,
+				      __u32 *n_fields)
+{
+	__u32 off = 0, f, i, clamped = 0;
+	long v;
+
+	for (f = 0; f < SG_FIELDS_MAX; f++) {
+		long ret = sg_env_strtol(s->cur + (off & (SG_VALUE_MAX - 1)), SG_VALUE_MAX, &v);
+		if (ret == -22 /* EINVAL: no more integers */)
+			break;
+		if (ret < 0)
+			return SG_REASON_OUT_OF_RANGE; /* ERANGE: beyond 64 bits */
+		off += (__u32)ret;
+		if (off >= SG_VALUE_MAX)
+			return SG_REASON_NOT_INTEGERS;
+
+		__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
+		if (!(rule->flags & SG_RULE_RANGE_ALL) && f >= rule->n_ranges)
+			return SG_REASON_TOO_MANY_FIELDS;
+		__s64 lo = rule->min[r & (SG_FIELDS_MAX - 1)], hi = rule->max[r & (SG_FIELDS_MAX - 1)];
+		if (v < lo || v > hi) {
+			if (rule->on_violation != SG_VIOLATION_CLAMP)
+				return SG_REASON_OUT_OF_RANGE;
+			v = v < lo ? lo : hi;
+			clamped = 1;
+		}
+		s->fields[f & (SG_FIELDS_MAX - 1)] = v;
+	}
+	*n_fields = f;
+	if (f == 0)
+		return SG_REASON_NOT_INTEGERS;
+	/* Only whitespace may follow the last field. */
+	for (i = 0; i < SG_VALUE_MAX; i++) {
+		char c = s->cur[(off + i) & (2 * SG_VALUE_MAX - 1)];
+		if (!c)
+			break;
+		if (!sg_is_space(c))
+			return f == SG_FIELDS_MAX ? SG_REASON_TOO_MANY_FIELDS : SG_REASON_NOT_INTEGERS;
+	}
+	return clamped ? SG_REASON_CLAMPED : SG_REASON_ACCESS;
+}
+
+/* Copies the rule's rewrite value into s->cur. */
+static SG_INLINE void sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_entry *rule)
+{
+	__u32 i, len = rule->rewrite_len;
+
+	for (i = 0; i < SG_VALUE_MAX - 1 && i < len; i++)
+		s->cur[i] = rule->rewrite[i];
+	s->cur[len & (SG_VALUE_MAX - 1)] = '\0';
+	s->cur_len = len;
+}
+
+/*
+ * One layer's verdict on a write by @rule (NULL: the layer default allowed
+ * writes). Only an enforcing layer (@apply) changes s->cur; *rewritten says
+ * it did. Returns the reason.
+ */
+static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx,
+				      const struct sg_rule_entry *rule, __u32 file_pos, int apply,
+				      __u32 *rewritten)
+{
+	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	__u32 n_fields = 0, reason = SG_REASON_ACCESS;
+
+	*rewritten = 0;
+	if (!rule || !(rule->flags & (SG_RULE_VALUES | SG_RULE_RANGE | SG_RULE_REWRITE)))
+		return SG_REASON_ACCESS;
+	/* A write elsewhere than at 0 could splice a forbidden value together. */
+	if (file_pos != 0)
+		return SG_REASON_FILE_POS;
+	if (s->cur_too_long)
+		return SG_REASON_VALUE_TOO_LONG;
+
+	if (rule->flags & SG_RULE_VALUES) {
+		s->vkey.rule = rule_idx;
+		s->vkey.hash = sg_hash_cur(s);
+		if (!sg_env_has_value(env, &s->vkey))
+			return SG_REASON_NOT_IN_VALUES;
+	}
+	if (rule->flags & SG_RULE_RANGE) {
+		reason = sg_check_range(s, rule, &n_fields);
+		if (reason != SG_REASON_ACCESS && reason != SG_REASON_CLAMPED)
+			return reason;
+	}
+	if (rule->flags & SG_RULE_REWRITE)
+		reason = SG_REASON_REWRITTEN;
+	if (reason == SG_REASON_ACCESS || !apply)
+		return reason;
+	if (!cfg->rewrite_works)
+		return SG_REASON_NO_REWRITE;
+	if (reason == SG_REASON_REWRITTEN)
+		sg_take_rewrite(s, rule);
+	else
+		sg_format_fields(s, n_fields);
+	*rewritten = 1;
+	return reason;
+}
+
+/* A write of exactly a linux.sysctl pair of the container's config. */
+static SG_INLINE int sg_is_pinned_write(struct sg_env *env, struct sg_scratch *s, __u32 file_pos,
+					__u32 *rule)
+{
+	if (file_pos != 0 || s->cur_too_long)
+		return 0;
+	s->key.layer = SG_PINNED_LAYER;
+	*rule = sg_env_exact(env, &s->key);
+	if (*rule == SG_NO_RULE)
+		return 0;
+	s->vkey.rule = *rule;
+	s->vkey.hash = sg_hash_cur(s);
+	return sg_env_has_value(env, &s->vkey);
+}
+
+static SG_INLINE int sg_is_violation(__u32 reason)
+{
+	return reason != SG_REASON_ACCESS && reason != SG_REASON_CLAMPED &&
+	       reason != SG_REASON_REWRITTEN;
+}
+
+static SG_INLINE void sg_record(struct sg_result *res, __u32 verdict, __u32 reason, __u32 rule,
+				__u32 layer, __u32 row)
+{
+	res->verdict = verdict;
+	res->reason = reason;
+	res->rule = rule;
+	res->layer = (__s32)layer;
+	res->row = row;
+}
+
+/*
+ * Decides the access to the name in s->key (and, for a write, the value in
+ * s->cur). Layers run in order and each can only narrow: the first enforcing
+ * layer that denies ends the decision; an audit layer records what it would
+ * have done (verdict SG_VERDICT_AUDIT) and lets the access pass unchanged.
+ * The result names the last layer that had a say, or the one that denied.
+ */
+static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int write, __u32 file_pos,
+				struct sg_result *res)
+{
+	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	__u32 layer, pinned_rule;
+
+	res->verdict = SG_VERDICT_ALLOW;
+	res->reason = SG_REASON_ACCESS;
+	res->rule = SG_NO_RULE;
+	res->layer = -1;
+	res->row = cfg->n_rules + cfg->n_layers;
+	res->rewritten = 0;
+
+	if (write && sg_is_pinned_write(env, s, file_pos, &pinned_rule)) {
+		res->reason = SG_REASON_PINNED;
+		res->rule = pinned_rule;
+		res->row = pinned_rule;
+		return;
+	}
+
+	for (layer = 0; layer < SG_LAYERS_MAX && layer < cfg->n_layers; layer++) {
+		const SG_CONFIG_QUAL struct sg_layer *l = &cfg->layers[layer];
+		int enforce = l->mode != SG_MODE_AUDIT;
+		__u32 rule_idx = sg_find_rule(env, s, layer);
+		const struct sg_rule_entry *rule =
+			rule_idx == SG_NO_RULE ? 0 : sg_env_rule(env, rule_idx);
+		__u32 access = rule ? rule->access : l->default_access;
+		__u32 row = rule ? rule_idx : cfg->n_rules + layer;
+		__u32 reason = SG_REASON_ACCESS, rewritten = 0;
+		int denied = access < (write ? SG_ACCESS_READ_WRITE : SG_ACCESS_READ);
+
+		if (!denied && write) {
+			reason = sg_check_write(env, s, rule_idx, rule, file_pos, enforce, &rewritten);
+			denied = sg_is_violation(reason);
+		}
+		if (!rule)
+			rule_idx = SG_NO_RULE;
+
+		if (!enforce) {
+			if ((denied || reason != SG_REASON_ACCESS) && res->verdict == SG_VERDICT_ALLOW)
+				sg_record(res, SG_VERDICT_AUDIT, reason, rule_idx, layer, row);
+			else if (res->verdict == SG_VERDICT_ALLOW)
+				sg_record(res, SG_VERDICT_ALLOW, reason, rule_idx, layer, row);
+			continue;
+		}
+		if (denied) {
+			sg_record(res, SG_VERDICT_DENY, reason, rule_idx, layer, row);
+			res->rewritten = 0;
+			return;
+		}
+		if (rewritten) {
+			sg_record(res, SG_VERDICT_REWRITE, reason, rule_idx, layer, row);
+			res->rewritten = 1;
+		} else if (res->verdict == SG_VERDICT_ALLOW) {
+			sg_record(res, SG_VERDICT_ALLOW, reason, rule_idx, layer, row);
+		}
+	}
+}
+
+#endif

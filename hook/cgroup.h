@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cgroup v2: where it is mounted, opening a cgroup directory, its id. */
+#ifndef SG_CGROUP_H
+#define SG_CGROUP_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/*
+ * The cgroup2 mount point from /proc/self/mountinfo (hybrid hosts have it at
+ * /sys/fs/cgroup/unified, pure v2 hosts at /sys/fs/cgroup). No mount is a
+ * system error (exit 2).
+ */
+int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err);
+
+/* Opens @dir, which must be a directory on cgroup2; *id is the kernel's cgroup id. */
+int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err);
+
+/* The kernel's cgroup id of an open cgroup2 directory. */
+int sg_cgroup_id(int fd, uint64_t *id);
+
+
+
+/* The cgroup v2 directory of process @pid: its "0::" line of /proc/PID/cgroup under @mount. */
+int sg_cgroup_of_pid(long pid, const char *mount, char out[PATH_MAX], struct sg_err *err);
+
+/*
+ * The directory linux.cgroupsPath names: "/a/b" under @mount, or the systemd
+ * form "slice:prefix:name" ("machine-x.slice:libpod:ID" ->
+ * machine.slice/machine-x.slice/libpod-ID.scope).
+ */
+int sg_cgroup_from_config(const char *cgroups_path, const char *mount, char out[PATH_MAX],
+			  struct sg_err *err);
+
+#endif

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The commands that touch the kernel: attach, detach, status, gc. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "compile.h"
+#include "compose.h"
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "probe.h"
+#include "profiles.h"
+#include "util.h"
+
+static int report(const struct sg_err *err)
+{
+	fprintf(stderr, "sysctl-guard: %s\n", err->msg);
+	return err->status;
+}
+
+/* Loads --policy FILE or --profile NAME. */
+static int load_policy(const char *file, const char *profile, const char *config_path,
+		       struct sg_policy *out, char **label, struct sg_err *err)
+{
+	if (file) {
+		*label = sg_xasprintf("policy %s", file);
+		return sg_policy_load_file(file, out, err);
+	}
+	struct sg_node_config config = {0};
+	int r = sg_node_config_load(config_path, &config, err);
+	if (r == 0)
+		r = sg_profile_load(profile, config.profiles_dir, out, err);
+	sg_node_config_free(&config);
+	*label = sg_xasprintf("profile %s", profile);
+	return r;
+}
+
+/*
+ * Rewriting needs a kernel where bpf_sysctl_set_new_value works; elsewhere
+ * rewrite and clamp rules deny, and the user hears why.
+ */
+int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
+{
+	bool works = false;
+
+	if (!sg_probe_sysctl_hook())
+		return sg_system_error(err, EOPNOTSUPP,
+				       "this kernel cannot load BPF_PROG_TYPE_CGROUP_SYSCTL programs "
+				       "(needs Linux 5.2+ with CONFIG_CGROUP_BPF)");
+	int r = sg_probe_rewrite(&works, err);
+	if (r < 0)
+		return r;
+	compiled->config.rewrite_works = works;
+	if (!works) {
+		for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
+			const struct sg_rule_entry *e = &compiled->rules[i];
+			if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
+				sg_warning("this kernel ignores bpf_sysctl_set_new_value() (fixed in "
+					   "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int sg_cmd_attach(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"cgroup", required_argument, NULL, 'g'},
+		{"policy", required_argument, NULL, 'p'},
+		{"profile", required_argument, NULL, 'P'},
+		{"config", required_argument, NULL, 'c'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cgroup = NULL, *file = NULL, *profile = NULL, *config_path = NULL;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'g': cgroup = optarg; break;
+		case 'p': file = optarg; break;
+		case 'P': profile = optarg; break;
+		case 'c': config_path = optarg; break;
+		default: return sg_usage_error("attach", "unknown option");
+		}
+	}
+	if (!cgroup || optind != argc)
+		return sg_usage_error("attach", "expected --cgroup DIR");
+	if (!file == !profile)
+		return sg_usage_error("attach", "expected exactly one of --policy FILE and --profile NAME");
+
+	struct sg_err err = {0};
+	struct sg_policy policy = {0};
+	struct sg_policy_set set = {0};
+	struct sg_compiled compiled = {0};
+	struct sg_guard_meta meta = {0};
+	_cleanup_free_ char *label = NULL;
+	int status = SG_EXIT_OK;
+
+	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0 ||
+	    sg_policy_set_single(&policy, label, &set, &err) < 0 ||
+	    sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
+		status = report(&err);
+		goto out;
+	}
+	snprintf(meta.description, sizeof(meta.description), "%s", set.description);
+	if (sg_guard_attach(cgroup, &compiled, &meta, &err) < 0) {
+		status = report(&err);
+		goto out;
+	}
+	printf("guarded %s with %s (%u rules, policy %s)\n", cgroup, label, compiled.config.n_rules,
+	       meta.policy_hash);
+out:
+	sg_compiled_free(&compiled);
+	sg_policy_set_free(&set);
+	sg_policy_free(&policy);
+	return status;
+}
+
+int sg_cmd_detach(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"cgroup", required_argument, NULL, 'g'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cgroup = NULL;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'g')
+			return sg_usage_error("detach", "unknown option");
+		cgroup = optarg;
+	}
+	if (!cgroup || optind != argc)
+		return sg_usage_error("detach", "expected --cgroup DIR");
+
+	struct sg_err err = {0};
+	bool found = false;
+	if (sg_guard_detach(cgroup, &found, &err) < 0)
+		return report(&err);
+	printf(found ? "removed the guard of %s\n" : "%s had no guard\n", cgroup);
+	return SG_EXIT_OK;
+}
+
+static const char *mode_text(const struct sg_guard_meta *m)
+{
+	bool audit = false, enforce = false;
+	for (uint32_t i = 0; i < m->n_layers && i < SG_LAYERS_MAX; i++) {
+		audit |= m->layer_modes[i] == SG_MODE_AUDIT;
+		enforce |= m->layer_modes[i] != SG_MODE_AUDIT;
+	}
+	return audit && enforce ? "mixed" : audit ? "audit" : "enforce";
+}
+
+static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_VERDICT_COUNT])
+{
+	memset(totals, 0, SG_VERDICT_COUNT * sizeof(uint64_t));
+	for (uint32_t row = 0; row < st->n_rows; row++)
+		for (int v = 0; v < SG_VERDICT_COUNT; v++)
+			totals[v] += st->counters[sg_counter_index(row, (uint32_t)v)];
+}
+
+static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
+
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* The counter row's label: a rule name, a layer default, or early decisions. */
+static void row_label(const struct sg_guard_status *st, uint32_t row, char *out, size_t cap)
+{
+	if (row < st->meta.n_rules)
+		snprintf(out, cap, "%s", st->rule_names[row].name);
+	else if (row < st->meta.n_rules + st->meta.n_layers)
+		snprintf(out, cap, "(default, layer %u)", row - st->meta.n_rules);
+	else
+		snprintf(out, cap, "(name too long)");
+}
+
+static void print_guard_json(const char *entry, const struct sg_guard_status *st, bool first)
+{
+	uint64_t totals[SG_VERDICT_COUNT];
+	char label[SG_NAME_MAX + 32];
+
+	verdict_totals(st, totals);
+	printf("%s\n  {\"cgroup_id\": %s, \"container_id\": ", first ? "" : ",", entry);
+	print_json_string(st->meta.container_id);
+	printf(", \"policy\": ");
+	print_json_string(st->meta.description);
+	printf(", \"policy_hash\": \"%s\", \"mode\": \"%s\", \"attached_at\": %llu, "
+	       "\"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
+	       st->meta.policy_hash, mode_text(&st->meta), (unsigned long long)st->meta.attached_at,
+	       st->link_alive ? "true" : "false", st->meta.rewrite_works ? "true" : "false");
+	for (int v = 0; v < SG_VERDICT_COUNT; v++)
+		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
+		       (unsigned long long)totals[v]);
+	printf("}, \"rules\": [");
+	for (uint32_t row = 0; row < st->n_rows; row++) {
+		row_label(st, row, label, sizeof(label));
+		printf("%s{\"rule\": ", row ? ", " : "");
+		print_json_string(label);
+		for (int v = 0; v < SG_VERDICT_COUNT; v++)
+			printf(", \"%s\": %llu", verdict_names[v],
+			       (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
+		printf("}");
+	}
+	printf("]}");
+}
+
+static void print_guard_row(const char *entry, const struct sg_guard_status *st, bool per_rule)
+{
+	uint64_t totals[SG_VERDICT_COUNT];
+	char since[32], label[SG_NAME_MAX + 32];
+	time_t t = (time_t)st->meta.attached_at;
+	struct tm tm;
+
+	verdict_totals(st, totals);
+	strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	printf("%-10s %-14.12s %-8s %-19s %8llu %6llu %7llu %6llu  %s%s\n", entry,
+	       st->meta.container_id[0] ? st->meta.container_id : "-", mode_text(&st->meta), since,
+	       (unsigned long long)totals[0], (unsigned long long)totals[1],
+	       (unsigned long long)totals[2], (unsigned long long)totals[3], st->meta.description,
+	       st->link_alive ? "" : " (cgroup gone)");
+	if (!per_rule)
+		return;
+	for (uint32_t row = 0; row < st->n_rows; row++) {
+		const uint64_t *c = &st->counters[sg_counter_index(row, 0)];
+		if (!c[0] && !c[1] && !c[2] && !c[3] && row >= st->meta.n_rules)
+			continue;
+		row_label(st, row, label, sizeof(label));
+		printf("    %-46s %8llu %6llu %7llu %6llu\n", label, (unsigned long long)c[0],
+		       (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3]);
+	}
+}
+
+static bool is_guard_entry(const char *name)
+{
+	return name[0] >= '0' && name[0] <= '9';
+}
+
+int sg_cmd_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"cgroup", required_argument, NULL, 'g'},
+		{"container", required_argument, NULL, 'C'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cgroup = NULL, *container = NULL;
+	bool json = false;
+	char only[32] = "";
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'g': cgroup = optarg; break;
+		case 'C': container = optarg; break;
+		case 'j': json = true; break;
+		default: return sg_usage_error("status", "unknown option");
+		}
+	}
+	if (optind != argc || (cgroup && container))
+		return sg_usage_error("status", "expected at most one of --cgroup and --container");
+
+	struct sg_err err = {0};
+	if (cgroup) {
+		_cleanup_close_ int fd = -1;
+		uint64_t id;
+		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0)
+			return report(&err);
+		sg_guard_entry_name(id, only);
+	}
+
+	DIR *dir = opendir(SG_PIN_ROOT);
+	size_t shown = 0;
+	if (json)
+		printf("[");
+	else
+		printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER", "MODE",
+		       "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		struct sg_guard_status st;
+		struct sg_err read_err = {0};
+
+		if (!is_guard_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
+			continue;
+		if (sg_guard_read(de->d_name, &st, &read_err) < 0) {
+			fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
+			continue;
+		}
+		if (!container || strncmp(st.meta.container_id, container, strlen(container)) == 0) {
+			if (json)
+				print_guard_json(de->d_name, &st, shown == 0);
+			else
+				print_guard_row(de->d_name, &st, cgroup || container);
+			shown++;
+		}
+		sg_guard_status_free(&st);
+	}
+	if (dir)
+		closedir(dir);
+	if (json)
+		printf("%s]\n", shown ? "\n" : "");
+	if ((cgroup || container) && !shown) {
+		fprintf(stderr, "sysctl-guard: no guard for %s\n", cgroup ? cgroup : container);
+		return SG_EXIT_INPUT;
+	}
+	return SG_EXIT_OK;
+}
+
+int sg_cmd_gc(int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sg_usage_error("gc", "takes no arguments");
+
+	DIR *dir = opendir(SG_PIN_ROOT);
+	int status = SG_EXIT_OK;
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		struct sg_guard_status st;
+		struct sg_err err = {0};
+		bool staging = strncmp(de->d_name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) == 0;
+
+		if (staging) {
+			/* A staging directory of a hook that still runs is not ours to take. */
+			int pid = atoi(de->d_name + strlen(SG_STAGING_PREFIX));
+			if (pid > 0 && kill(pid, 0) == 0)
+				continue;
+		} else if (!is_guard_entry(de->d_name)) {
+			continue;
+		} else if (sg_guard_read(de->d_name, &st, &err) == 0) {
+			bool alive = st.link_alive;
+			sg_guard_status_free(&st);
+			if (alive)
+				continue;
+		}
+		if (sg_guard_remove_entry(de->d_name, &err) < 0) {
+			fprintf(stderr, "sysctl-guard: %s\n", err.msg);
+			status = SG_EXIT_SYSTEM;
+		} else {
+			printf("removed %s/%s\n", SG_PIN_ROOT, de->d_name);
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return status;
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `sysctl-guard hook`: the OCI runtime hook. At prestart/createRuntime it
+ * attaches the container's guard before the workload starts; at poststop it
+ * removes the guard's pins. Fail closed: when a policy applies and cannot be
+ * enforced, the hook exits non-zero and the runtime does not start the
+ * container (unless the node config says on_unsupported: skip).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "compile.h"
+#include "compose.h"
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "oci.h"
+#include "policy.h"
+#include "profiles.h"
+#include "util.h"
+
+enum hook_stage {
+	STAGE_ATTACH, /* prestart, createRuntime */
+	STAGE_POSTSTOP,
+};
+
+struct hook_ctx {
+	struct sg_node_config config;
+	struct sg_oci_state state;
+	struct sg_oci_config oci;
+	struct sg_policy annotation;
+	bool has_annotation;
+	char *annotation_label;
+	struct sg_policy_set set;
+	struct sg_compiled compiled;
+};
+
+static void hook_ctx_free(struct hook_ctx *h)
+{
+	sg_compiled_free(&h->compiled);
+	sg_policy_set_free(&h->set);
+	if (h->has_annotation)
+		sg_policy_free(&h->annotation);
+	free(h->annotation_label);
+	sg_oci_config_free(&h->oci);
+	sg_oci_state_free(&h->state);
+	sg_node_config_free(&h->config);
+}
+
+static int parse_stage(const char *arg, long pid, enum hook_stage *stage, struct sg_err *err)
+{
+	const char *s = arg ? arg : getenv("stage");
+	if (!s || !*s) {
+		*stage = pid == 0 ? STAGE_POSTSTOP : STAGE_ATTACH;
+		return 0;
+	}
+	if (strcmp(s, "prestart") == 0 || strcmp(s, "createRuntime") == 0 ||
+	    strcmp(s, "createContainer") == 0) {
+		*stage = STAGE_ATTACH;
+		return 0;
+	}
+	if (strcmp(s, "poststop") == 0) {
+		*stage = STAGE_POSTSTOP;
+		return 0;
+	}
+	return sg_input_error(err, "unknown hook stage \"%s\" (expected prestart, createRuntime "
+				   "or poststop)", s);
+}
+
+/* The annotation's policy: a profile name, or inline JSON where the node allows it. */
+static int load_annotation_policy(struct hook_ctx *h, struct sg_err *err)
+{
+	const char *profile = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_PROFILE);
+	const char *inline_policy = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_POLICY);
+	int r;
+
+	if (profile && inline_policy)
+		return sg_input_error(err, "annotations %s and %s both set: use one",
+				      SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY);
+	if (profile) {
+		r = sg_profile_load(profile, h->config.profiles_dir, &h->annotation, err);
+		if (r < 0)
+			return r;
+		h->annotation_label = sg_xasprintf("profile %s", profile);
+	} else if (inline_policy) {
+		if (!h->config.allow_inline)
+			return sg_input_error(err, "annotation %s: inline policies are disabled on "
+						   "this node (allow_inline: false in %s); use %s",
+					      SG_ANNOTATION_POLICY,
+					      h->config.path ? h->config.path : "the node config",
+					      SG_ANNOTATION_PROFILE);
+		r = sg_policy_parse(inline_policy, strlen(inline_policy),
+				    "annotation " SG_ANNOTATION_POLICY, &h->annotation, err);
+		if (r < 0)
+			return r;
+		h->annotation_label = sg_xstrdup("inline policy");
+	} else {
+		return 0;
+	}
+	h->has_annotation = true;
+	return 0;
+}
+
+static int parse_mode(const char *text, enum sg_mode *mode, struct sg_err *err)
+{
+	if (strcmp(text, "enforce") == 0)
+		*mode = SG_MODE_ENFORCE;
+	else if (strcmp(text, "audit") == 0)
+		*mode = SG_MODE_AUDIT;
+	else
+		return sg_input_error(err, "annotation %s: \"%s\" is not audit or enforce",
+				      SG_ANNOTATION_MODE, text);
+	return 0;
+}
+
+static int resolve_cgroup(const struct hook_ctx *h, char out[PATH_MAX], struct sg_err *err)
+{
+	char mount[PATH_MAX];
+	int r = sg_cgroup2_mount(mount, err);
+	if (r < 0)
+		return r;
+	if (h->state.pid > 0) {
+		struct sg_err pid_err = {0};
+		if (sg_cgroup_of_pid(h->state.pid, mount, out, &pid_err) == 0)
+			return 0;
+		sg_debug("%s; trying linux.cgroupsPath", pid_err.msg);
+	}
+	return sg_cgroup_from_config(h->oci.cgroups_path, mount, out, err);
+}
+
+static int attach_stage(struct hook_ctx *h, struct sg_err *err)
+{
+	const char *mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
+	enum sg_mode mode;
+	struct sg_guard_meta meta = {0};
+	char cgroup[PATH_MAX];
+	int r;
+
+	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
+	if (r < 0)
+		return r;
+	r = load_annotation_policy(h, err);
+	if (r < 0)
+		return r;
+	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
+		return -EINVAL;
+	if (!h->config.baseline && !h->has_annotation) {
+		sg_debug("no baseline and no annotation: nothing to guard");
+		return 0;
+	}
+	r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
+				  h->has_annotation ? &h->annotation : NULL, h->annotation_label,
+				  mode_text ? &mode : NULL, h->oci.sysctls, h->oci.n_sysctls, &h->set,
+				  err);
+	if (r < 0)
+		return r;
+	r = sg_compile(&h->set, &h->compiled, err);
+	if (r < 0)
+		return r;
+	r = sg_prepare_kernel(&h->compiled, err);
+	if (r < 0)
+		return r;
+	r = resolve_cgroup(h, cgroup, err);
+	if (r < 0)
+		return r;
+
+	snprintf(meta.container_id, sizeof(meta.container_id), "%s", h->state.id);
+	snprintf(meta.description, sizeof(meta.description), "%s", h->set.description);
+	r = sg_guard_attach(cgroup, &h->compiled, &meta, err);
+	if (r < 0)
+		return r;
+	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, h->set.description,
+		h->compiled.config.n_rules, meta.policy_hash);
+	return 0;
+}
+
+/* Removes every guard pinned for this container id. */
+static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
+{
+	DIR *dir = opendir(SG_PIN_ROOT);
+	int ret = 0;
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		struct sg_guard_status st;
+		struct sg_err read_err = {0};
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (sg_guard_read(de->d_name, &st, &read_err) < 0)
+			continue;
+		bool ours = strcmp(st.meta.container_id, h->state.id) == 0;
+		sg_guard_status_free(&st);
+		if (ours && sg_guard_remove_entry(de->d_name, err) < 0)
+			ret = -EIO;
+		else if (ours)
+			sg_info("removed the guard of cgroup %s", de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return ret;
+}
+
+static int run_hook(struct hook_ctx *h, const char *stage_arg, struct sg_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	enum hook_stage stage = STAGE_ATTACH;
+	size_t len;
+	int r;
+
+	r = sg_read_fd(STDIN_FILENO, "state (stdin)", SG_MAX_STATE_BYTES, &text, &len, err);
+	if (r < 0)
+		return r;
+	r = sg_oci_state_parse(text, len, &h->state, err);
+	if (r < 0)
+		return r;
+	char tag[32];
+	snprintf(tag, sizeof(tag), "container %.12s", h->state.id);
+	sg_log_set_tag(tag);
+	r = parse_stage(stage_arg, h->state.pid, &stage, err);
+	if (r < 0)
+		return r;
+	if (stage == STAGE_POSTSTOP)
+		return poststop_stage(h, err);
+	r = sg_node_config_load(NULL, &h->config, err);
+	if (r < 0)
+		return r;
+	sg_log_setup(h->config.log_syslog, h->config.log_debug);
+	return attach_stage(h, err);
+}
+
+int sg_cmd_hook(int argc, char **argv)
+{
+	struct hook_ctx h = {0};
+	struct sg_err err = {0};
+
+	if (argc > 2)
+		return sg_usage_error("hook", "expected at most a STAGE argument");
+	sg_log_setup(true, false);
+	int r = run_hook(&h, argc == 2 ? argv[1] : NULL, &err);
+	int status = SG_EXIT_OK;
+	if (r < 0) {
+		if (err.status == SG_EXIT_SYSTEM && h.config.on_unsupported == SG_UNSUPPORTED_SKIP) {
+			sg_warning("%s; the container runs unguarded (on_unsupported: skip)", err.msg);
+		} else {
+			sg_error("%s", err.msg);
+			status = err.status ? err.status : SG_EXIT_SYSTEM;
+		}
+	}
+	hook_ctx_free(&h);
+	return status;
+}

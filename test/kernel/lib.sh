@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by the kernel suite: a temporary cgroup per test, removed with its
+# guard on exit (also on failure), and assertions on what a process observed.
+#
+# The test is run by meson with SG (the sysctl-guard binary) and SG_IO
+# (test/kernel/sysctl_io) in the environment.
+
+set -u
+
+PASS=0
+FAIL=0
+CGROUPS=()
+TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+[ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
+
+CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG2" ] || skip "no cgroup2 mount"
+
+# new_cgroup VAR: creates a temporary cgroup and stores its path in VAR.
+new_cgroup() {
+	local dir
+	dir=$(mktemp -d "$CG2/sg-test.XXXXXX") || skip "cannot create a cgroup under $CG2"
+	CGROUPS+=("$dir")
+	printf -v "$1" '%s' "$dir"
+}
+
+cleanup() {
+	local i dir
+	for ((i = ${#CGROUPS[@]} - 1; i >= 0; i--)); do
+		dir=${CGROUPS[$i]}
+		"$SG" detach --cgroup "$dir" >/dev/null 2>&1
+		# Children first: nested cgroups made by tests.
+		find "$dir" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+		rmdir "$dir" 2>/dev/null
+	done
+	rm -rf "$TMPDIR_TEST"
+}
+trap cleanup EXIT
+
+# policy NAME JSON: writes a policy file and prints its path.
+policy() {
+	local file="$TMPDIR_TEST/$1.json"
+	printf '%s\n' "$2" >"$file"
+	echo "$file"
+}
+
+attach() {
+	local cg=$1 file=$2 out
+	if ! out=$("$SG" attach --cgroup "$cg" --policy "$file" 2>&1); then
+		echo "FAIL: attach $file to $cg: $out"
+		FAIL=$((FAIL + 1))
+		return 1
+	fi
+}
+
+# expect DESCRIPTION EXPECTED COMMAND...: runs COMMAND, compares its output.
+expect() {
+	local what=$1 expected=$2 got
+	shift 2
+	got=$("$@" 2>&1)
+	if [ "$got" = "$expected" ]; then
+		PASS=$((PASS + 1))
+	else
+		FAIL=$((FAIL + 1))
+		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
+	fi
+}
+
+# io CGROUP [--uts|--net] OP...: sysctl_io inside the cgroup.
+io() {
+	local cg=$1
+	shift
+	"$SG_IO" --cgroup "$cg" "$@"
+}
+
+finish() {
+	echo "$PASS checks passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+	exit $?
+}

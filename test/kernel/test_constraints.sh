@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# values, per-field ranges, partial writes: the errno and the value read back.
+. "$(dirname "$0")/lib.sh"
+
+new_cgroup CG
+P=$(policy constraints '{
+  "version": 1, "default": "read",
+  "rules": [
+    { "name": "kernel.domainname", "access": "read-write", "values": ["alpha", "beta gamma"] },
+    { "name": "net.core.somaxconn", "access": "read-write", "range": [128, 4096] },
+    { "name": "net.ipv4.ip_local_port_range", "access": "read-write",
+      "range": [[20000, 30000], [40000, 60999]] }
+  ]}')
+attach "$CG" "$P" || finish
+
+expect "listed value with a trailing newline is allowed" "ok
+ok alpha" io "$CG" --uts write kernel/domainname $'alpha\n' read kernel/domainname
+expect "token lists compare by tokens" "ok
+ok beta	gamma" io "$CG" --uts write kernel/domainname $'beta\tgamma' read kernel/domainname
+expect "unlisted value is denied, value unchanged" "ok
+EPERM
+ok alpha" io "$CG" --uts write kernel/domainname alpha write kernel/domainname delta read kernel/domainname
+expect "range: inside" "ok
+ok 4096" io "$CG" --net write net/core/somaxconn $'4096\n' read net/core/somaxconn
+expect "range: above max" "EPERM" io "$CG" --net write net/core/somaxconn 4097
+expect "range: below min" "EPERM" io "$CG" --net write net/core/somaxconn 127
+expect "range: not a number" "EPERM" io "$CG" --net write net/core/somaxconn abc
+expect "range: trailing junk" "EPERM" io "$CG" --net write net/core/somaxconn 200x
+expect "range: hex inside the range" "ok
+ok 256" io "$CG" --net write net/core/somaxconn 0x100 read net/core/somaxconn
+expect "per-field ranges: both inside" "ok
+ok 20000	60000" io "$CG" --net write net/ipv4/ip_local_port_range "20000 60000" read net/ipv4/ip_local_port_range
+expect "per-field ranges: second field outside" "EPERM" io "$CG" --net write net/ipv4/ip_local_port_range "20000 30000"
+expect "per-field ranges: first field outside" "EPERM" io "$CG" --net write net/ipv4/ip_local_port_range "1024 50000"
+expect "per-field ranges: a third field" "EPERM" io "$CG" --net write net/ipv4/ip_local_port_range "20000 50000 1"
+expect "write at offset > 0 to a constrained rule" "EPERM" io "$CG" --net pwrite net/core/somaxconn 200 1
+expect "write at offset > 0 to a values rule" "EPERM" io "$CG" --uts pwrite kernel/domainname alpha 2
+expect "value longer than a constrained rule can check" "EPERM" io "$CG" --uts write kernel/domainname "$(printf 'a%.0s' $(seq 1 200))"
+finish

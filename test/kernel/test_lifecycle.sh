@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# detach, replace, nesting, pins and status.
+. "$(dirname "$0")/lib.sh"
+
+DENY=$(policy deny '{ "version": 1, "default": "read" }')
+ALLOW=$(policy allow '{ "version": 1, "default": "read-write" }')
+
+programs_on() {
+	bpftool cgroup show "$1" 2>/dev/null | grep -c sysctl
+}
+
+new_cgroup CG
+attach "$CG" "$DENY" || finish
+expect "guarded: write denied" "EPERM" io "$CG" --uts write kernel/domainname x
+expect "one program attached" "1" programs_on "$CG"
+CGID=$(stat -c %i "$CG")
+expect "guard pinned by cgroup id" "yes" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$CGID/link ] && echo yes"
+
+attach "$CG" "$ALLOW" || finish
+expect "second attach replaces the first" "ok" io "$CG" --uts write kernel/domainname x
+expect "still one program attached" "1" programs_on "$CG"
+expect "status shows one guard for the cgroup" "1" sh -c "\"$SG\" status --cgroup \"$CG\" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+
+attach "$CG" "$DENY" || finish
+expect "and back" "EPERM" io "$CG" --uts write kernel/domainname x
+
+mkdir "$CG/child"
+attach "$CG/child" "$ALLOW" || finish
+expect "an allow-all guard in a nested cgroup does not widen" "EPERM" io "$CG/child" --uts write kernel/domainname x
+expect "two programs apply to the nested cgroup" "2" sh -c "bpftool cgroup show \"$CG/child\" effective | grep -c sysctl"
+"$SG" detach --cgroup "$CG/child" >/dev/null
+
+expect "detach reports the guard" "removed the guard of $CG" "$SG" detach --cgroup "$CG"
+expect "detach restores access" "ok" io "$CG" --uts write kernel/domainname x
+expect "no program left" "0" programs_on "$CG"
+expect "no pin left" "no" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$CGID ] && echo yes || echo no"
+expect "detach of an unguarded cgroup" "$CG had no guard" "$SG" detach --cgroup "$CG"
+
+# A guard whose cgroup is removed is found and removed by gc.
+new_cgroup GONE
+attach "$GONE" "$DENY" || finish
+GONEID=$(stat -c %i "$GONE")
+rmdir "$GONE"
+expect "gc removes the guard of a removed cgroup" "removed /sys/fs/bpf/sysctl-guard/$GONEID" sh -c "\"$SG\" gc | grep '/$GONEID\$'"
+
+expect "attach to a cgroup v1 directory fails with exit 2" "2" sh -c "\"$SG\" attach --cgroup /sys/fs/cgroup/pids --policy \"$DENY\" >/dev/null 2>&1; echo \$?"
+expect "attach with a missing policy fails with exit 1" "1" sh -c "\"$SG\" attach --cgroup \"$CG\" --policy /nonexistent.json >/dev/null 2>&1; echo \$?"
+expect "a failed attach leaves nothing attached" "0" programs_on "$CG"
+finish

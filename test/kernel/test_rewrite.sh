@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# clamp and rewrite, read back; audit mode never denies or rewrites.
+. "$(dirname "$0")/lib.sh"
+
+new_cgroup CG
+P=$(policy rewrite '{
+  "version": 1, "default": "read",
+  "rules": [
+    { "name": "kernel.domainname", "access": "read-write", "rewrite": "sandbox" },
+    { "name": "net.core.somaxconn", "access": "read-write", "range": [128, 4096], "on_violation": "clamp" },
+    { "name": "net.ipv4.ip_local_port_range", "access": "read-write",
+      "range": [[20000, 30000], [40000, 60999]], "on_violation": "clamp" }
+  ]}')
+attach "$CG" "$P" || finish
+if grep -q 'rewrite=0' /run/sysctl-guard/probe 2>/dev/null; then
+	skip "this kernel ignores bpf_sysctl_set_new_value (rewrite probe)"
+fi
+
+expect "rewrite replaces the written value" "ok
+ok sandbox" io "$CG" --uts write kernel/domainname evil.example read kernel/domainname
+expect "clamp to max" "ok
+ok 4096" io "$CG" --net write net/core/somaxconn 65535 read net/core/somaxconn
+expect "clamp to min" "ok
+ok 128" io "$CG" --net write net/core/somaxconn 5 read net/core/somaxconn
+expect "inside the range is kept" "ok
+ok 1000" io "$CG" --net write net/core/somaxconn 1000 read net/core/somaxconn
+expect "per-field clamp" "ok
+ok 20000	60999" io "$CG" --net write net/ipv4/ip_local_port_range "1024 65535" read net/ipv4/ip_local_port_range
+expect "clamp still denies junk" "EPERM" io "$CG" --net write net/core/somaxconn 12abc
+
+new_cgroup AUD
+A=$(policy audit '{
+  "version": 1, "mode": "audit", "default": "none",
+  "rules": [
+    { "name": "kernel.domainname", "access": "read-write", "rewrite": "sandbox" },
+    { "name": "net.core.somaxconn", "access": "read-write", "range": [128, 4096], "on_violation": "clamp" }
+  ]}')
+attach "$AUD" "$A" || finish
+expect "audit: a read default none would deny passes" "ok Linux" io "$AUD" read kernel/ostype
+expect "audit: a write a read rule would deny passes" "ok" io "$AUD" --uts write kernel/hostname audited
+expect "audit: no rewrite" "ok
+ok evil.example" io "$AUD" --uts write kernel/domainname evil.example read kernel/domainname
+expect "audit: no clamp" "ok
+ok 65535" io "$AUD" --net write net/core/somaxconn 65535 read net/core/somaxconn
+expect "audit: counted as audit verdicts" "yes" sh -c "\"$SG\" status --cgroup \"$AUD\" --json | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; print(\"yes\" if g[\"counters\"][\"audit\"] >= 4 and g[\"counters\"][\"deny\"] == 0 else g)'"
+finish

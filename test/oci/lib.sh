@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by the oci suite: a busybox rootfs, bundles that run our hook,
+# cleanup of every container and guard the test made, assertions.
+set -u
+. "$(dirname "$0")/bundle.sh"
+
+PASS=0
+FAIL=0
+CONTAINERS=()
+WORK=$(mktemp -d /tmp/sg-oci.XXXXXX)
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+[ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
+command -v runc >/dev/null || skip "runc is not installed"
+
+cleanup() {
+	for c in "${CONTAINERS[@]}"; do
+		runc delete --force "$c" >/dev/null 2>&1
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A private node config: no baseline unless a test writes one.
+export SYSCTL_GUARD_CONFIG=$WORK/config.json
+echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles" }' >"$SYSCTL_GUARD_CONFIG"
+mkdir -p "$WORK/profiles"
+
+make_rootfs "$WORK/rootfs" || skip "cannot build a busybox rootfs"
+
+# json_args CMD: the process args ["sh", "-c", CMD] as JSON.
+json_args() {
+	python3 -c 'import json,sys; print(json.dumps(["sh", "-c", sys.argv[1]]))' "$1"
+}
+
+# json_annotation KEY VALUE
+json_annotation() {
+	python3 -c 'import json,sys; print(json.dumps({sys.argv[1]: sys.argv[2]}))' "$1" "$2"
+}
+
+# run_container ID STAGE ANNOTATIONS CMD [SYSCTLS]: runc run, prints what the workload printed.
+run_container() {
+	local id=$1 stage=$2 annotations=$3 cmd=$4 sysctls=${5:-"{}"}
+	make_bundle "$WORK/$id" "$WORK/rootfs" "$SG" "$stage" "$annotations" "$(json_args "$cmd")" "$sysctls"
+	CONTAINERS+=("$id")
+	runc run --bundle "$WORK/$id" "$id" </dev/null 2>&1
+}
+
+expect() {
+	local what=$1 expected=$2 got
+	shift 2
+	got=$("$@" 2>&1)
+	if [ "$got" = "$expected" ]; then
+		PASS=$((PASS + 1))
+	else
+		FAIL=$((FAIL + 1))
+		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
+	fi
+}
+
+# expect_match DESCRIPTION REGEX COMMAND...
+expect_match() {
+	local what=$1 regex=$2 got
+	shift 2
+	got=$("$@" 2>&1)
+	if [[ "$got" =~ $regex ]]; then
+		PASS=$((PASS + 1))
+	else
+		FAIL=$((FAIL + 1))
+		printf 'FAIL: %s\n  expected to match: %s\n  got: %s\n' "$what" "$regex" "$(echo "$got" | tr '\n' '|')"
+	fi
+}
+
+# Pins left for a container id (by the meta map).
+pins_for() {
+	"$SG" status --json | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin) if g["container_id"] == sys.argv[1]))' "$1"
+}
+
+finish() {
+	echo "$PASS checks passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+	exit $?
+}
+
+# The workload most tests run: a read, a write, and what each observed.
+PROBE_CMD='cat /proc/sys/kernel/ostype; echo x > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Podman with our hooks.d file and --annotation; --privileged for a writable
+# /proc/sys; Podman's default net.ipv4.ping_group_range must not break start.
+. "$(dirname "$0")/lib.sh"
+command -v podman >/dev/null || skip "podman is not installed"
+
+HOOKS=$WORK/hooks.d
+mkdir -p "$HOOKS"
+python3 - "$(dirname "$0")/../../examples/hooks.d/sysctl-guard-annotated.json" "$SG" >"$HOOKS/sysctl-guard.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hook"]["path"] = sys.argv[2]
+h["hook"]["env"] = ["SYSCTL_GUARD_CONFIG=" + __import__("os").environ["SYSCTL_GUARD_CONFIG"]]
+print(json.dumps(h))
+PY
+
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs --hooks-dir "$HOOKS" --root "$WORK/storage" --runroot "$WORK/run")
+RUN=(run --rm --network none --rootfs "$WORK/rootfs" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
+podman_run() { "${PODMAN[@]}" "${RUN[@]}" "$@" </dev/null 2>&1; }
+
+expect "podman: a profile annotation guards the container" "Linux
+sh: write error: Operation not permitted
+write-denied" podman_run --annotation io.sysctl-guard.profile=read-only sh -c "$PROBE_CMD"
+
+POLICY='{"version":1,"rules":[{"name":"net.core.somaxconn","access":"read-write","range":[128,4096],"on_violation":"clamp"}]}'
+CSV=$(python3 -c 'import sys; print("\"io.sysctl-guard.policy=" + sys.argv[1].replace("\"", "\"\"") + "\"")' "$POLICY")
+expect "podman: an inline policy, CSV-quoted, clamps a write" "4096" \
+	podman_run --annotation "$CSV" sh -c 'echo 65535 > /proc/sys/net/core/somaxconn; cat /proc/sys/net/core/somaxconn'
+
+expect "podman: no annotation, the hook does not run" "Linux
+write-ok" podman_run sh -c "$PROBE_CMD"
+
+expect_match "podman: a bad annotation stops the container with our message" \
+	"sysctl-guard.*(unknown key|expected)" podman_run --annotation 'io.sysctl-guard.policy={"version": 1, "bogus": 1}' true
+expect "podman: no pins left" "0" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"]]))'"
+finish

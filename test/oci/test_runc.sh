@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# runc with the hook in config.json: prestart and createRuntime, exec, poststop.
+. "$(dirname "$0")/lib.sh"
+
+RO=$(json_annotation io.sysctl-guard.profile read-only)
+for stage in prestart createRuntime; do
+	expect "$stage: a guarded container reads and is denied a write" "Linux
+sh: write error: Operation not permitted
+write-denied" run_container "sg-runc-$stage" "$stage" "$RO" "$PROBE_CMD"
+	expect "$stage: poststop removed the pins" "0" pins_for "sg-runc-$stage"
+done
+
+expect "no annotation: the container runs unguarded" "Linux
+write-ok" run_container sg-runc-plain createRuntime '{}' "$PROBE_CMD"
+
+# runc exec joins the container's cgroup: guarded too.
+make_bundle "$WORK/sg-runc-exec" "$WORK/rootfs" "$SG" createRuntime "$RO" "$(json_args 'sleep 30')"
+CONTAINERS+=(sg-runc-exec)
+runc run -d --bundle "$WORK/sg-runc-exec" sg-runc-exec </dev/null >/dev/null 2>&1
+expect "runc exec into a guarded container is guarded" "sh: write error: Operation not permitted
+write-denied" runc exec sg-runc-exec sh -c 'echo y > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'
+expect "status lists the running container's guard" "1" pins_for sg-runc-exec
+runc delete --force sg-runc-exec >/dev/null 2>&1
+expect "runc delete runs poststop: no pins left" "0" pins_for sg-runc-exec
+
+# A bad policy: the container does not start, and the runtime shows why.
+BAD=$(json_annotation io.sysctl-guard.policy '{"version": 1, "rules": [{"name": "net.core.somaxconn", "access": "read-write", "range": [5000, 4096]}]}')
+expect_match "a bad inline policy stops the container with our message" \
+	"min 5000 is greater than max 4096" run_container sg-runc-bad createRuntime "$BAD" 'echo started'
+
+BADNAME=$(json_annotation io.sysctl-guard.profile ../etc/passwd)
+expect_match "a profile name that is a path is rejected" "profile" run_container sg-runc-badname createRuntime "$BADNAME" 'echo started'
+
+# Two containers with different policies at once: no crosstalk.
+make_bundle "$WORK/sg-runc-a" "$WORK/rootfs" "$SG" createRuntime "$RO" "$(json_args 'sleep 30')"
+AUDIT=$(json_annotation io.sysctl-guard.profile audit)
+make_bundle "$WORK/sg-runc-b" "$WORK/rootfs" "$SG" createRuntime "$AUDIT" "$(json_args 'sleep 30')"
+CONTAINERS+=(sg-runc-a sg-runc-b)
+runc run -d --bundle "$WORK/sg-runc-a" sg-runc-a </dev/null >/dev/null 2>&1
+runc run -d --bundle "$WORK/sg-runc-b" sg-runc-b </dev/null >/dev/null 2>&1
+W='echo z > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'
+expect "container a (read-only) is denied" "sh: write error: Operation not permitted
+write-denied" runc exec sg-runc-a sh -c "$W"
+expect "container b (audit) is allowed" "write-ok" runc exec sg-runc-b sh -c "$W"
+
+# linux.sysctl pairs are always allowed: runc writes them from inside the cgroup.
+expect "linux.sysctl of config.json is written under a deny-all profile" "Linux
+sg.example" run_container sg-runc-sysctl createRuntime "$(json_annotation io.sysctl-guard.profile read-only)" \
+	'cat /proc/sys/kernel/ostype; cat /proc/sys/kernel/domainname' '{"kernel.domainname": "sg.example"}'
+finish
