@@ -127,6 +127,25 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 	printf("\n");
 }
 
+/* A value as C would write it: "4096\\n" shows its newline. */
+static void print_quoted(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '\n')
+			fputs("\\n", stdout);
+		else if (*s == '\t')
+			fputs("\\t", stdout);
+		else if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\x%02x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
 static const char *verdict_text(enum sg_verdict v)
 {
 	static const char *const text[] = {"allowed", "denied (EPERM)", "rewritten",
@@ -244,12 +263,18 @@ int sg_cmd_explain(int argc, char **argv)
 
 	char dotted[SG_NAME_MAX];
 	sg_name_to_dotted(name, dotted, sizeof(dotted));
-	if (value)
-		printf("%s: write \"%s\": %s", dotted, value, verdict_text(d.verdict));
-	else
+	if (value) {
+		printf("%s: write ", dotted);
+		print_quoted(value);
+		printf(": %s", verdict_text(d.verdict));
+	} else {
 		printf("%s: read: %s", dotted, verdict_text(d.verdict));
-	if (d.rewritten)
-		printf(" to \"%s\"", d.new_value);
+	}
+	if (d.rewritten) {
+		/* Clamped fields are padded for the kernel, which skips the blanks. */
+		printf(" to ");
+		print_quoted(d.new_value + strspn(d.new_value, " "));
+	}
 	printf("\n");
 	if (d.rule != SG_NO_RULE)
 		print_rule(&compiled, &set, d.rule);

@@ -1,2 +1,482 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * Policy parsing and validation. Every message reads
+ * "ORIGIN:LINE:COL: JSON.PATH: what is wrong", pointing at the offending
+ * value (or key).
+ */
 #include "policy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+#include "json.h"
+#include "name.h"
+#include "util.h"
+
+#define SG_MAX_POLICY_BYTES (4u << 20) /* 4 MiB */
+
+struct ctx {
+	const char *origin;
+	struct sg_err *err;
+};
+
+__attribute__((format(printf, 4, 5))) static int invalid(const struct ctx *c,
+							 const struct sg_pos *pos,
+							 const char *path, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return sg_input_error(c->err, "%s:%u:%u: %s: %s", c->origin, pos->line, pos->col, path,
+			      what);
+}
+
+static int expect_type(const struct ctx *c, const struct sg_json *v, enum sg_json_type type,
+		       const char *path)
+{
+	if (v->type == type)
+		return 0;
+	return invalid(c, &v->pos, path, "expected %s %s, got %s",
+		       type == SG_JSON_ARRAY || type == SG_JSON_OBJECT ? "an" : "a",
+		       sg_json_type_name(type), sg_json_type_name(v->type));
+}
+
+/* Rejects keys not in @allowed (NULL-terminated), naming the ones that are. */
+static int check_keys(const struct ctx *c, const struct sg_json *object, const char *path,
+		      const char *const *allowed)
+{
+	for (size_t i = 0; i < object->object.len; i++) {
+		bool known = false;
+		for (const char *const *a = allowed; *a && !known; a++)
+			known = strcmp(*a, object->object.keys[i]) == 0;
+		if (known)
+			continue;
+		char list[256] = "";
+		for (const char *const *a = allowed; *a; a++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 a == allowed ? "" : ", ", *a);
+		return invalid(c, &object->object.key_pos[i], path,
+			       "unknown key \"%s\" (expected %s)", object->object.keys[i], list);
+	}
+	return 0;
+}
+
+static int parse_enum(const struct ctx *c, const struct sg_json *v, const char *path,
+		      const char *const *names, size_t n, int *out)
+{
+	int r = expect_type(c, v, SG_JSON_STRING, path);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v->string.text, names[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	char list[128] = "";
+	for (size_t i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+			 names[i]);
+	return invalid(c, &v->pos, path, "\"%s\" is not one of %s", v->string.text, list);
+}
+
+static const char *const access_names[] = {"none", "read", "read-write"};
+static const char *const mode_names[] = {"enforce", "audit"};
+static const char *const violation_names[] = {"deny", "clamp"};
+
+const char *sg_access_name(enum sg_access access)
+{
+	return (unsigned)access < SG_ARRAY_SIZE(access_names) ? access_names[access] : "unknown";
+}
+
+const char *sg_mode_name(enum sg_mode mode)
+{
+	return (unsigned)mode < SG_ARRAY_SIZE(mode_names) ? mode_names[mode] : "unknown";
+}
+
+static int is_value_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
+{
+	size_t j = 0;
+	bool pending_space = false;
+
+	for (size_t i = 0; i < len && value[i]; i++) {
+		if (is_value_space(value[i])) {
+			pending_space = j > 0;
+			continue;
+		}
+		if (pending_space) {
+			if (j + 1 >= cap)
+				return -E2BIG;
+			out[j++] = ' ';
+			pending_space = false;
+		}
+		if (j + 1 >= cap)
+			return -E2BIG;
+		out[j++] = value[i];
+	}
+	if (cap == 0)
+		return -E2BIG;
+	out[j] = '\0';
+	return (int)j;
+}
+
+static int parse_values(const struct ctx *c, const struct sg_json *v, const char *path,
+			struct sg_rule *rule)
+{
+	char item_path[96], norm[SG_VALUE_MAX];
+	int r = expect_type(c, v, SG_JSON_ARRAY, path);
+	if (r < 0)
+		return r;
+	if (v->array.len == 0)
+		return invalid(c, &v->pos, path, "must list at least one value");
+	rule->values = sg_xcalloc(v->array.len, sizeof(char *));
+	for (size_t i = 0; i < v->array.len; i++) {
+		const struct sg_json *item = v->array.items[i];
+		snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
+		r = expect_type(c, item, SG_JSON_STRING, item_path);
+		if (r < 0)
+			return r;
+		int n = sg_value_normalise(item->string.text, item->string.len, norm, sizeof(norm));
+		if (n < 0)
+			return invalid(c, &item->pos, item_path, "longer than %d bytes",
+				       SG_VALUE_MAX - 1);
+		if (n == 0)
+			return invalid(c, &item->pos, item_path, "empty value");
+		rule->values[rule->n_values++] = sg_xstrdup(norm);
+	}
+	return 0;
+}
+
+static int parse_int(const struct ctx *c, const struct sg_json *v, const char *path,
+		     int64_t *out)
+{
+	int r = expect_type(c, v, SG_JSON_NUMBER, path);
+	if (r < 0)
+		return r;
+	if (!v->number.is_integer)
+		return invalid(c, &v->pos, path, "%s is not an integer between %lld and %lld",
+			       v->number.text, (long long)INT64_MIN, (long long)INT64_MAX);
+	*out = v->number.integer;
+	return 0;
+}
+
+/* [min, max] */
+static int parse_pair(const struct ctx *c, const struct sg_json *v, const char *path,
+		      struct sg_range *out)
+{
+	char item_path[96];
+	int r = expect_type(c, v, SG_JSON_ARRAY, path);
+	if (r < 0)
+		return r;
+	if (v->array.len != 2)
+		return invalid(c, &v->pos, path, "expected [min, max], got %zu elements",
+			       v->array.len);
+	snprintf(item_path, sizeof(item_path), "%s[0]", path);
+	r = parse_int(c, v->array.items[0], item_path, &out->min);
+	if (r < 0)
+		return r;
+	snprintf(item_path, sizeof(item_path), "%s[1]", path);
+	r = parse_int(c, v->array.items[1], item_path, &out->max);
+	if (r < 0)
+		return r;
+	if (out->min > out->max)
+		return invalid(c, &v->pos, path, "min %lld is greater than max %lld",
+			       (long long)out->min, (long long)out->max);
+	return 0;
+}
+
+/* [min, max] for every field, or [[min, max], ...] one per field. */
+static int parse_range(const struct ctx *c, const struct sg_json *v, const char *path,
+		       struct sg_rule *rule)
+{
+	char item_path[96];
+	int r = expect_type(c, v, SG_JSON_ARRAY, path);
+	if (r < 0)
+		return r;
+	if (v->array.len == 0)
+		return invalid(c, &v->pos, path, "expected [min, max] or [[min, max], ...]");
+	if (v->array.items[0]->type != SG_JSON_ARRAY) {
+		rule->ranges = sg_xcalloc(1, sizeof(*rule->ranges));
+		rule->n_ranges = 1;
+		return parse_pair(c, v, path, &rule->ranges[0]);
+	}
+	if (v->array.len > SG_FIELDS_MAX)
+		return invalid(c, &v->pos, path, "%zu fields; at most %d can be constrained",
+			       v->array.len, SG_FIELDS_MAX);
+	rule->range_per_field = true;
+	rule->ranges = sg_xcalloc(v->array.len, sizeof(*rule->ranges));
+	for (size_t i = 0; i < v->array.len; i++) {
+		snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
+		r = parse_pair(c, v->array.items[i], item_path, &rule->ranges[i]);
+		if (r < 0)
+			return r;
+		rule->n_ranges++;
+	}
+	return 0;
+}
+
+static int parse_name(const struct ctx *c, const struct sg_json *v, const char *path,
+		      struct sg_rule *rule)
+{
+	char pattern[SG_NAME_MAX];
+	struct sg_err name_err = {0};
+	int r = expect_type(c, v, SG_JSON_STRING, path);
+	if (r < 0)
+		return r;
+	if (v->string.len == 0)
+		return invalid(c, &v->pos, path, "empty name");
+	if (sg_name_normalise(v->string.text, pattern, sizeof(pattern), &name_err) < 0)
+		return invalid(c, &v->pos, path, "%s", name_err.msg);
+	rule->name = sg_xstrdup(v->string.text);
+	rule->pattern = sg_xstrdup(pattern);
+	rule->is_literal = sg_pattern_is_literal(pattern);
+	return 0;
+}
+
+static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index,
+		      struct sg_rule *rule)
+{
+	static const char *const keys[] = {"name",  "access",       "values",
+					   "range", "on_violation", "rewrite", NULL};
+	char path[64], key_path[96];
+	const struct sg_json *f;
+	int r, access = 0, violation = 0;
+
+	snprintf(path, sizeof(path), "rules[%zu]", index);
+	rule->pos = v->pos;
+	r = expect_type(c, v, SG_JSON_OBJECT, path);
+	if (r == 0)
+		r = check_keys(c, v, path, keys);
+	if (r < 0)
+		return r;
+
+#define FIELD(key) (snprintf(key_path, sizeof(key_path), "%s.%s", path, key), sg_json_get(v, key))
+	if (!(f = FIELD("name")))
+		return invalid(c, &v->pos, path, "\"name\" is required");
+	if ((r = parse_name(c, f, key_path, rule)) < 0)
+		return r;
+	if (!(f = FIELD("access")))
+		return invalid(c, &v->pos, path, "\"access\" is required (none, read or read-write)");
+	if ((r = parse_enum(c, f, key_path, access_names, SG_ARRAY_SIZE(access_names), &access)) <
+	    0)
+		return r;
+	rule->access = (enum sg_access)access;
+
+	const struct sg_json *values = FIELD("values");
+	if (values && (r = parse_values(c, values, key_path, rule)) < 0)
+		return r;
+	const struct sg_json *range = FIELD("range");
+	if (range && (r = parse_range(c, range, key_path, rule)) < 0)
+		return r;
+	const struct sg_json *on_violation = FIELD("on_violation");
+	if (on_violation &&
+	    (r = parse_enum(c, on_violation, key_path, violation_names,
+			    SG_ARRAY_SIZE(violation_names), &violation)) < 0)
+		return r;
+	rule->on_violation = (enum sg_on_violation)violation;
+	const struct sg_json *rewrite = FIELD("rewrite");
+	if (rewrite) {
+		if ((r = expect_type(c, rewrite, SG_JSON_STRING, key_path)) < 0)
+			return r;
+		if (rewrite->string.len == 0)
+			return invalid(c, &rewrite->pos, key_path, "empty rewrite value");
+		if (rewrite->string.len > SG_VALUE_MAX - 1)
+			return invalid(c, &rewrite->pos, key_path, "longer than %d bytes",
+				       SG_VALUE_MAX - 1);
+		rule->rewrite = sg_xstrdup(rewrite->string.text);
+	}
+#undef FIELD
+
+	/* Constraints only make sense where writes are allowed. */
+	const struct sg_json *constraint = values ? values : range ? range : on_violation ? on_violation : rewrite;
+	if (constraint && rule->access != SG_ACCESS_READ_WRITE)
+		return invalid(c, &constraint->pos, path,
+			       "values, range, on_violation and rewrite need access \"read-write\" "
+			       "(access is \"%s\")",
+			       sg_access_name(rule->access));
+	if (values && range)
+		return invalid(c, &range->pos, path, "use either values or range, not both");
+	if (rule->on_violation == SG_VIOLATION_CLAMP && !range)
+		return invalid(c, &on_violation->pos, path, "on_violation \"clamp\" needs a range");
+	return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void warn(struct sg_policy *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return;
+	p->warnings = sg_xrealloc(p->warnings, p->n_warnings + 1, sizeof(char *));
+	p->warnings[p->n_warnings++] = msg;
+}
+
+/* A rule whose pattern an earlier rule already has can never win. */
+static void warn_shadowed(struct sg_policy *p)
+{
+	for (size_t i = 1; i < p->n_rules; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(p->rules[i].pattern, p->rules[j].pattern) != 0)
+				continue;
+			warn(p,
+			     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%zu], which "
+			     "has the same name and is listed first",
+			     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, j);
+			break;
+		}
+	}
+}
+
+static int parse_policy(const struct ctx *c, const struct sg_json *root, struct sg_policy *out)
+{
+	static const char *const keys[] = {"version", "description", "mode", "default", "rules",
+					   NULL};
+	const struct sg_json *f;
+	int r, value;
+
+	r = expect_type(c, root, SG_JSON_OBJECT, "(top level)");
+	if (r == 0)
+		r = check_keys(c, root, "(top level)", keys);
+	if (r < 0)
+		return r;
+	if (!(f = sg_json_get(root, "version")))
+		return invalid(c, &root->pos, "(top level)", "\"version\": 1 is required");
+	if (f->type != SG_JSON_NUMBER || !f->number.is_integer || f->number.integer != 1)
+		return invalid(c, &f->pos, "version", "this is policy version 1; got %s",
+			       f->type == SG_JSON_NUMBER ? f->number.text
+							 : sg_json_type_name(f->type));
+	if ((f = sg_json_get(root, "description")) &&
+	    (r = expect_type(c, f, SG_JSON_STRING, "description")) < 0)
+		return r;
+	out->mode = SG_MODE_ENFORCE;
+	if ((f = sg_json_get(root, "mode"))) {
+		if ((r = parse_enum(c, f, "mode", mode_names, SG_ARRAY_SIZE(mode_names), &value)) <
+		    0)
+			return r;
+		out->mode = (enum sg_mode)value;
+	}
+	out->default_access = SG_ACCESS_READ;
+	if ((f = sg_json_get(root, "default"))) {
+		if ((r = parse_enum(c, f, "default", access_names, SG_ARRAY_SIZE(access_names),
+				    &value)) < 0)
+			return r;
+		out->default_access = (enum sg_access)value;
+	}
+	if (!(f = sg_json_get(root, "rules")))
+		return 0;
+	if ((r = expect_type(c, f, SG_JSON_ARRAY, "rules")) < 0)
+		return r;
+	if (f->array.len > SG_MAX_RULES)
+		return invalid(c, &f->pos, "rules", "%zu rules; at most %d are allowed", f->array.len,
+			       SG_MAX_RULES);
+	out->rules = sg_xcalloc(f->array.len, sizeof(*out->rules));
+	for (size_t i = 0; i < f->array.len; i++) {
+		out->n_rules = i + 1;
+		if ((r = parse_rule(c, f->array.items[i], i, &out->rules[i])) < 0)
+			return r;
+	}
+	warn_shadowed(out);
+	return 0;
+}
+
+int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,
+		    struct sg_err *err)
+{
+	_cleanup_json_ struct sg_json *root = NULL;
+	struct ctx c = {.origin = origin, .err = err};
+
+	memset(out, 0, sizeof(*out));
+	if (len > SG_MAX_POLICY_BYTES)
+		return sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
+	int r = sg_json_parse(text, len, origin, &root, err);
+	if (r < 0)
+		return r;
+	out->origin = sg_xstrdup(origin);
+	r = parse_policy(&c, root, out);
+	if (r < 0)
+		sg_policy_free(out);
+	return r;
+}
+
+int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	int r = sg_read_file(path, SG_MAX_POLICY_BYTES, &text, &len, err);
+	if (r < 0)
+		return r;
+	return sg_policy_parse(text, len, path, out, err);
+}
+
+static void free_rule(struct sg_rule *rule)
+{
+	free(rule->name);
+	free(rule->pattern);
+	for (size_t i = 0; i < rule->n_values; i++)
+		free(rule->values[i]);
+	free(rule->values);
+	free(rule->ranges);
+	free(rule->rewrite);
+}
+
+void sg_policy_free(struct sg_policy *policy)
+{
+	for (size_t i = 0; i < policy->n_rules; i++)
+		free_rule(&policy->rules[i]);
+	free(policy->rules);
+	for (size_t i = 0; i < policy->n_warnings; i++)
+		free(policy->warnings[i]);
+	free(policy->warnings);
+	free(policy->origin);
+	memset(policy, 0, sizeof(*policy));
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? sg_xstrdup(s) : NULL;
+}
+
+int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->origin = dup_or_null(src->origin);
+	dst->mode = src->mode;
+	dst->default_access = src->default_access;
+	dst->rules = sg_xcalloc(src->n_rules, sizeof(*dst->rules));
+	dst->n_rules = src->n_rules;
+	for (size_t i = 0; i < src->n_rules; i++) {
+		const struct sg_rule *s = &src->rules[i];
+		struct sg_rule *d = &dst->rules[i];
+		*d = *s;
+		d->name = dup_or_null(s->name);
+		d->pattern = dup_or_null(s->pattern);
+		d->rewrite = dup_or_null(s->rewrite);
+		d->values = sg_xcalloc(s->n_values, sizeof(char *));
+		for (size_t v = 0; v < s->n_values; v++)
+			d->values[v] = sg_xstrdup(s->values[v]);
+		d->ranges = sg_xcalloc(s->n_ranges, sizeof(*d->ranges));
+		if (s->n_ranges)
+			memcpy(d->ranges, s->ranges, s->n_ranges * sizeof(*d->ranges));
+	}
+	dst->warnings = sg_xcalloc(src->n_warnings, sizeof(char *));
+	dst->n_warnings = src->n_warnings;
+	for (size_t i = 0; i < src->n_warnings; i++)
+		dst->warnings[i] = sg_xstrdup(src->warnings[i]);
+	return 0;
+}

@@ -67,6 +67,7 @@ expect() {
 	got=$("$@" 2>&1)
 	if [ "$got" = "$expected" ]; then
 		PASS=$((PASS + 1))
+		echo "ok: $what"
 	else
 		FAIL=$((FAIL + 1))
 		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"

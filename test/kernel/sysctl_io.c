@@ -12,7 +12,9 @@
  *
  * NAME is the slash form under /proc/sys.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

@@ -57,6 +57,7 @@ expect() {
 	got=$("$@" 2>&1)
 	if [ "$got" = "$expected" ]; then
 		PASS=$((PASS + 1))
+		echo "ok: $what"
 	else
 		FAIL=$((FAIL + 1))
 		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
@@ -70,6 +71,7 @@ expect_match() {
 	got=$("$@" 2>&1)
 	if [[ "$got" =~ $regex ]]; then
 		PASS=$((PASS + 1))
+		echo "ok: $what"
 	else
 		FAIL=$((FAIL + 1))
 		printf 'FAIL: %s\n  expected to match: %s\n  got: %s\n' "$what" "$regex" "$(echo "$got" | tr '\n' '|')"
