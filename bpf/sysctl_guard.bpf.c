@@ -10,7 +10,7 @@
 
 #define SG_INLINE      __always_inline
 #define SG_CONFIG_QUAL volatile
-#define SG_HASH_FN     __attribute__((noinline))
+#define SG_SUBPROG     __attribute__((noinline))
 
 #include "sysctl_guard.h"
 
@@ -149,6 +149,7 @@ static SG_INLINE void load_new_value(struct bpf_sysctl *ctx, struct sg_scratch *
 
 	s->cur_too_long = n < 0;
 	s->cur_len = n < 0 ? 0 : (__u32)n;
+	s->written_len = s->cur_len;
 	if (n < 0)
 		s->cur[0] = '\0';
 }

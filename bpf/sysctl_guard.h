@@ -21,6 +21,7 @@
 #define SG_VALUE_MAX  128 /* bytes with the NUL; a longer write to a constrained rule is denied */
 #define SG_FIELDS_MAX 4   /* integer fields a range can constrain (tcp_rmem has 3) */
 #define SG_LAYERS_MAX 2
+#define SG_BOUND_TEXT 23 /* "-9223372036854775808" fits */
 #define SG_NO_RULE    0xffffffffu
 #define SG_DEAD_STATE 0 /* every DFA has state 0: no transition out, accepts nothing */
 
@@ -69,6 +70,11 @@ struct sg_rule_entry {
 	__u16 rewrite_len; /* strlen(rewrite) */
 	__s64 min[SG_FIELDS_MAX];
 	__s64 max[SG_FIELDS_MAX];
+	/* min and max in decimal, for clamping: the program copies, never formats. */
+	struct sg_bound_text {
+		__u8 len;
+		char text[SG_BOUND_TEXT];
+	} bound[SG_FIELDS_MAX][2]; /* [field][0: min, 1: max] */
 	char rewrite[SG_VALUE_MAX];
 };
 

@@ -12,9 +12,9 @@
  *   int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
  *   long sg_env_strtol(const char *buf, __u32 len, long *res);  (bpf_strtol)
  *
- * and SG_INLINE, SG_HASH_FN (how the hashing loop is compiled: in BPF a global
- * function, which the verifier checks once instead of on every path that
- * reaches it), and SG_CONFIG_QUAL: volatile in BPF, where the config is
+ * and SG_INLINE, SG_SUBPROG (how the loops over a value are compiled: in BPF
+ * global functions, which the verifier checks once, with unknown arguments,
+ * instead of on every path that reaches them), and SG_CONFIG_QUAL: volatile in BPF, where the config is
  * read-only data the loader fills in after compilation (without volatile
  * clang would fold the zero initialiser into the code). Loops are bounded and indices masked for the verifier.
  */
@@ -46,7 +46,11 @@ struct sg_scratch {
 	struct sg_exact_key key;         /* the name being decided, zero padded */
 	struct sg_value_hash_key vkey;   /* values-table lookups */
 	char cur[2 * SG_VALUE_MAX]; /* the value being written, NUL terminated; rewrites land here */
-	__s64 fields[SG_FIELDS_MAX];
+	char out[2 * SG_VALUE_MAX]; /* a clamped value being assembled */
+	__u32 field_start[SG_FIELDS_MAX]; /* where each integer field's text starts in cur */
+	__u32 field_end[SG_FIELDS_MAX];
+	__u32 clamp_to[SG_FIELDS_MAX]; /* 0: kept, 1: min, 2: max */
+	__u32 written_len;  /* bytes the caller wrote */
 	__u32 cur_len;      /* bytes of cur before its NUL */
 	__u32 cur_too_long; /* the write did not fit cur */
 };
@@ -155,7 +159,7 @@ static SG_INLINE __u64 sg_hash_final(struct sg_hash *h)
  * leading and trailing whitespace not at all. Equal to the hash of the
  * normalised string, byte by byte.
  */
-SG_HASH_FN __u64 sg_hash_cur(struct sg_scratch *s)
+SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 {
 	struct sg_hash h;
 	__u64 started = 0, pending_space = 0;
@@ -181,42 +185,75 @@ SG_HASH_FN __u64 sg_hash_cur(struct sg_scratch *s)
 	return sg_hash_final(&h);
 }
 
-#define SG_FIELD_WIDTH 21 /* "-9223372036854775808" and a separator */
-
 /*
- * Formats s->fields[0..n) into s->cur, each right-aligned in a fixed slot
- * ("   128\t  4096"): the kernel skips blanks before every integer, and fixed
- * slots keep every store at a constant offset, which keeps the program small
- * for the verifier. The fields were parsed from s->cur; it is free to reuse.
+ * Writes the clamped value into s->cur: each field keeps the text it was
+ * written with, or becomes its bound's decimal text. The field spans and
+ * clamp choices were stored in the scratch map by sg_check_range: read back
+ * from map memory they are unknown to the verifier, so it checks one path
+ * here instead of one per combination of clamped fields.
  */
-static SG_INLINE void sg_format_fields(struct sg_scratch *s, __u32 n)
+SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_entry *rule, __u32 n)
 {
-	__u32 f, i;
+	__u32 pos = 0, f, i;
 
+	if (!s || !rule)
+		return -1;
 	for (f = 0; f < SG_FIELDS_MAX; f++) {
-		__s64 v = s->fields[f];
-		__u64 u = v < 0 ? -(__u64)v : (__u64)v;
-		char *slot = s->cur + f * SG_FIELD_WIDTH;
-		int done = 0;
-
 		if (f >= n)
 			break;
-		for (i = 0; i < SG_FIELD_WIDTH - 1; i++) {
-			char c = ' ';
-			if (!done) {
-				c = '0' + (char)(u % 10);
-				u /= 10;
-				done = u == 0;
-			} else if (v < 0) {
-				c = '-';
-				v = 0;
-			}
-			slot[SG_FIELD_WIDTH - 2 - i] = c;
+		__u32 to = s->clamp_to[f];
+		if (to) {
+			__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
+			const struct sg_bound_text *b = &rule->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
+			s->out[pos & (2 * SG_VALUE_MAX - 1)] = ' ';
+			pos += 1;
+			/*
+			 * Whole fixed-size copies: a loop that stopped at the length
+			 * would make the verifier follow one path per length.
+			 */
+			for (i = 0; i < SG_BOUND_TEXT; i++)
+				s->out[(pos + i) & (2 * SG_VALUE_MAX - 1)] = b->text[i];
+			pos += b->len;
+		} else {
+			__u32 start = s->field_start[f];
+			for (i = 0; i < SG_VALUE_MAX; i++)
+				s->out[(pos + i) & (2 * SG_VALUE_MAX - 1)] =
+					s->cur[(start + i) & (2 * SG_VALUE_MAX - 1)];
+			pos += s->field_end[f] - start;
 		}
-		slot[SG_FIELD_WIDTH - 1] = '\t';
+		if (pos >= SG_VALUE_MAX)
+			return -1;
 	}
-	s->cur_len = f * SG_FIELD_WIDTH - 1;
-	s->cur[s->cur_len & (2 * SG_VALUE_MAX - 1)] = '\0';
+	__builtin_memcpy(s->cur, s->out, SG_VALUE_MAX);
+	s->cur_len = pos;
+	s->cur[pos & (SG_VALUE_MAX - 1)] = '\0';
+	return 0;
+}
+
+/*
+ * A write whose value was replaced returns the new value's length, and a
+ * caller told fewer bytes than it wrote writes the rest again at a later
+ * position. Newlines pad the new value to the length written: the kernel's
+ * parsers stop at or skip them.
+ */
+SG_SUBPROG int sg_pad_to_written(struct sg_scratch *s)
+{
+	__u32 i, len, written;
+
+	if (!s)
+		return 0;
+	len = s->cur_len;
+	written = s->written_len;
+	/* One comparison per step, and it ends the loop: one path for the verifier. */
+	for (i = 0; i < SG_VALUE_MAX - 1; i++) {
+		if (len + i >= written)
+			break;
+		s->cur[(len + i) & (SG_VALUE_MAX - 1)] = '\n';
+	}
+	if (written > len && written < SG_VALUE_MAX)
+		s->cur_len = written;
+	s->cur[s->cur_len & (SG_VALUE_MAX - 1)] = '\0';
+	return 0;
 }
 
 /*
@@ -237,21 +274,21 @@ static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule
 			break;
 		if (ret < 0)
 			return SG_REASON_OUT_OF_RANGE; /* ERANGE: beyond 64 bits */
+		s->field_start[f & (SG_FIELDS_MAX - 1)] = off;
 		off += (__u32)ret;
 		if (off >= SG_VALUE_MAX)
 			return SG_REASON_NOT_INTEGERS;
+		s->field_end[f & (SG_FIELDS_MAX - 1)] = off;
 
 		__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
 		if (!(rule->flags & SG_RULE_RANGE_ALL) && f >= rule->n_ranges)
 			return SG_REASON_TOO_MANY_FIELDS;
 		__s64 lo = rule->min[r & (SG_FIELDS_MAX - 1)], hi = rule->max[r & (SG_FIELDS_MAX - 1)];
-		if (v < lo || v > hi) {
-			if (rule->on_violation != SG_VIOLATION_CLAMP)
-				return SG_REASON_OUT_OF_RANGE;
-			v = v < lo ? lo : hi;
-			clamped = 1;
-		}
-		s->fields[f & (SG_FIELDS_MAX - 1)] = v;
+		__u32 to = v < lo ? 1 : v > hi ? 2 : 0;
+		if (to && rule->on_violation != SG_VIOLATION_CLAMP)
+			return SG_REASON_OUT_OF_RANGE;
+		s->clamp_to[f & (SG_FIELDS_MAX - 1)] = to;
+		clamped |= to;
 	}
 	*n_fields = f;
 	if (f == 0)
@@ -318,8 +355,8 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 		return SG_REASON_NO_REWRITE;
 	if (reason == SG_REASON_REWRITTEN)
 		sg_take_rewrite(s, rule);
-	else
-		sg_format_fields(s, n_fields);
+	else if (sg_write_clamped(s, rule, n_fields) < 0)
+		return SG_REASON_VALUE_TOO_LONG;
 	*rewritten = 1;
 	return reason;
 }
@@ -419,6 +456,8 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 			sg_record(res, SG_VERDICT_ALLOW, reason, rule_idx, layer, row);
 		}
 	}
+	if (res->rewritten)
+		sg_pad_to_written(s);
 }
 
 #endif

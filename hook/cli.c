@@ -271,7 +271,8 @@ int sg_cmd_explain(int argc, char **argv)
 		printf("%s: read: %s", dotted, verdict_text(d.verdict));
 	}
 	if (d.rewritten) {
-		/* Clamped fields are padded for the kernel, which skips the blanks. */
+		/* Without the newlines that pad it to the length written. */
+		d.new_value[strcspn(d.new_value, "\n")] = '\0';
 		printf(" to ");
 		print_quoted(d.new_value + strspn(d.new_value, " "));
 	}

@@ -699,6 +699,13 @@ static void compiled_reset(struct sg_compiled *c)
 #define _cleanup_compiled_ __attribute__((cleanup(compiled_reset)))
 
 /* Fills the rule entry of a policy rule; checks what the tables cannot hold. */
+/* The decimal text a clamped field gets: the BPF program copies it. */
+static void set_bound_text(struct sg_bound_text *b, int64_t v)
+{
+	int n = snprintf(b->text, sizeof(b->text), "%lld", (long long)v);
+	b->len = (uint8_t)(n > 0 && (size_t)n < sizeof(b->text) ? n : 0);
+}
+
 static int fill_rule(struct sg_rule_entry *e, const struct sg_rule *r, uint8_t layer,
 		     const char *where, struct sg_err *err)
 {
@@ -726,6 +733,8 @@ static int fill_rule(struct sg_rule_entry *e, const struct sg_rule *r, uint8_t l
 		for (size_t f = 0; f < n; f++) {
 			e->min[f] = r->ranges[f].min;
 			e->max[f] = r->ranges[f].max;
+			set_bound_text(&e->bound[f][0], e->min[f]);
+			set_bound_text(&e->bound[f][1], e->max[f]);
 		}
 	}
 	if (r->rewrite) {

@@ -15,7 +15,7 @@
 
 #define SG_INLINE inline
 #define SG_CONFIG_QUAL
-#define SG_HASH_FN static inline
+#define SG_SUBPROG static inline
 
 struct sg_env {
 	const struct sg_compiled *c;
@@ -188,6 +188,7 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 		} else {
 			memcpy(s.cur, req->value, req->value_len);
 			s.cur_len = (__u32)req->value_len;
+			s.written_len = s.cur_len;
 		}
 	}
 	sg_decide(&env, &s, req->write, (__u32)req->file_pos, &res);

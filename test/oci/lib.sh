@@ -90,4 +90,4 @@ finish() {
 }
 
 # The workload most tests run: a read, a write, and what each observed.
-PROBE_CMD='cat /proc/sys/kernel/ostype; echo x > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'
+PROBE_CMD='cat /proc/sys/kernel/ostype; (echo x > /proc/sys/kernel/domainname) 2>&1 && echo write-ok || echo write-denied'

@@ -16,22 +16,30 @@ print(json.dumps(h))
 PY
 
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs --hooks-dir "$HOOKS" --root "$WORK/storage" --runroot "$WORK/run")
-RUN=(run --rm --network none --rootfs "$WORK/rootfs" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
-podman_run() { "${PODMAN[@]}" "${RUN[@]}" "$@" </dev/null 2>&1; }
+RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
+# podman_run [OPTION...] -- CMD...: the rootfs path must come right before the command.
+podman_run() {
+	local opts=()
+	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+	shift
+	"${PODMAN[@]}" "${RUN[@]}" "${opts[@]}" --rootfs "$WORK/rootfs" "$@" </dev/null 2>&1
+}
 
 expect "podman: a profile annotation guards the container" "Linux
 sh: write error: Operation not permitted
-write-denied" podman_run --annotation io.sysctl-guard.profile=read-only sh -c "$PROBE_CMD"
+write-denied" podman_run --annotation io.sysctl-guard.profile=read-only -- sh -c "$PROBE_CMD"
 
 POLICY='{"version":1,"rules":[{"name":"net.core.somaxconn","access":"read-write","range":[128,4096],"on_violation":"clamp"}]}'
-CSV=$(python3 -c 'import sys; print("\"io.sysctl-guard.policy=" + sys.argv[1].replace("\"", "\"\"") + "\"")' "$POLICY")
+# csv KEY=VALUE: the form Podman's --annotation parses (CSV: quote, double the quotes).
+csv() { python3 -c 'import sys; print("\"" + sys.argv[1].replace("\"", "\"\"") + "\"")' "$1"; }
+CSV=$(csv "io.sysctl-guard.policy=$POLICY")
 expect "podman: an inline policy, CSV-quoted, clamps a write" "4096" \
-	podman_run --annotation "$CSV" sh -c 'echo 65535 > /proc/sys/net/core/somaxconn; cat /proc/sys/net/core/somaxconn'
+	podman_run --annotation "$CSV" -- sh -c 'echo 65535 > /proc/sys/net/core/somaxconn; cat /proc/sys/net/core/somaxconn'
 
 expect "podman: no annotation, the hook does not run" "Linux
-write-ok" podman_run sh -c "$PROBE_CMD"
+write-ok" podman_run -- sh -c "$PROBE_CMD"
 
 expect_match "podman: a bad annotation stops the container with our message" \
-	"sysctl-guard.*(unknown key|expected)" podman_run --annotation 'io.sysctl-guard.policy={"version": 1, "bogus": 1}' true
+	"sysctl-guard.*policy version 1; got 2" podman_run --annotation "$(csv 'io.sysctl-guard.policy={"version": 2}')" -- true
 expect "podman: no pins left" "0" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"]]))'"
 finish

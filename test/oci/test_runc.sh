@@ -19,7 +19,7 @@ make_bundle "$WORK/sg-runc-exec" "$WORK/rootfs" "$SG" createRuntime "$RO" "$(jso
 CONTAINERS+=(sg-runc-exec)
 runc run -d --bundle "$WORK/sg-runc-exec" sg-runc-exec </dev/null >/dev/null 2>&1
 expect "runc exec into a guarded container is guarded" "sh: write error: Operation not permitted
-write-denied" runc exec sg-runc-exec sh -c 'echo y > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'
+write-denied" runc exec sg-runc-exec sh -c '(echo y > /proc/sys/kernel/domainname) 2>&1 && echo write-ok || echo write-denied'
 expect "status lists the running container's guard" "1" pins_for sg-runc-exec
 runc delete --force sg-runc-exec >/dev/null 2>&1
 expect "runc delete runs poststop: no pins left" "0" pins_for sg-runc-exec
@@ -39,7 +39,7 @@ make_bundle "$WORK/sg-runc-b" "$WORK/rootfs" "$SG" createRuntime "$AUDIT" "$(jso
 CONTAINERS+=(sg-runc-a sg-runc-b)
 runc run -d --bundle "$WORK/sg-runc-a" sg-runc-a </dev/null >/dev/null 2>&1
 runc run -d --bundle "$WORK/sg-runc-b" sg-runc-b </dev/null >/dev/null 2>&1
-W='echo z > /proc/sys/kernel/domainname && echo write-ok || echo write-denied'
+W='(echo z > /proc/sys/kernel/domainname) 2>&1 && echo write-ok || echo write-denied'
 expect "container a (read-only) is denied" "sh: write error: Operation not permitted
 write-denied" runc exec sg-runc-a sh -c "$W"
 expect "container b (audit) is allowed" "write-ok" runc exec sg-runc-b sh -c "$W"

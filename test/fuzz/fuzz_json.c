@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The JSON tree (hook/json.h). Besides memory safety, checks what json.h
+ * promises of every tree it returns: nesting within SG_JSON_MAX_DEPTH,
+ * strings NUL-free valid UTF-8 with the right length, unique keys found by
+ * sg_json_get, positions inside the input, integers that match their text.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const struct sg_json *v, const char *what)
+{
+	fprintf(stderr, "fuzz_json: value at %u:%u: %s\n", v->pos.line, v->pos.col, what);
+	abort();
+}
+
+/* RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool valid_utf8(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= n)
+			return false;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+static void check_string(const struct sg_json *v, const char *s, size_t len)
+{
+	if (!s || strlen(s) != len)
+		fail(v, "string length differs from its text (a NUL inside?)");
+	if (!valid_utf8((const unsigned char *)s, len))
+		fail(v, "string is not valid UTF-8");
+}
+
+struct walk {
+	unsigned max_line; /* lines in the input */
+	size_t values;
+};
+
+static void check(const struct sg_json *v, unsigned depth, struct walk *w)
+{
+	w->values++;
+	if (v->pos.line < 1 || v->pos.col < 1 || v->pos.line > w->max_line)
+		fail(v, "position outside the input");
+	if (strcmp(sg_json_type_name(v->type), "unknown") == 0)
+		fail(v, "unknown type");
+
+	switch (v->type) {
+	case SG_JSON_NUMBER:
+		if (!v->number.text || !v->number.text[0])
+			fail(v, "number without text");
+		if (v->number.is_integer) {
+			char *end;
+			errno = 0;
+			long long n = strtoll(v->number.text, &end, 10);
+			if (errno || *end || n != v->number.integer)
+				fail(v, "integer differs from its text");
+		}
+		break;
+	case SG_JSON_STRING:
+		check_string(v, v->string.text, v->string.len);
+		break;
+	case SG_JSON_ARRAY:
+	case SG_JSON_OBJECT:
+		if (depth > SG_JSON_MAX_DEPTH)
+			fail(v, "nested deeper than SG_JSON_MAX_DEPTH");
+		if (v->type == SG_JSON_ARRAY) {
+			for (size_t i = 0; i < v->array.len; i++)
+				check(v->array.items[i], depth + 1, w);
+			break;
+		}
+		for (size_t i = 0; i < v->object.len; i++) {
+			const char *key = v->object.keys[i];
+			check_string(v, key, strlen(key));
+			if (sg_json_get(v, key) != v->object.values[i])
+				fail(v, "duplicate key, or sg_json_get finds another member");
+			const char *s = sg_json_get_string(v, key);
+			if ((s != NULL) != (v->object.values[i]->type == SG_JSON_STRING))
+				fail(v, "sg_json_get_string disagrees with the member's type");
+			if (v->object.key_pos[i].line < 1 || v->object.key_pos[i].col < 1)
+				fail(v, "key without position");
+			check(v->object.values[i], depth + 1, w);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sg_json *root = NULL;
+	struct sg_err err = {0};
+
+	int r = sg_json_parse((const char *)data, size, "fuzz.json", &root, &err);
+	if (r < 0) {
+		if (root || r != -EINVAL || !err.msg[0] || strncmp(err.msg, "fuzz.json", 9) != 0) {
+			fprintf(stderr, "fuzz_json: bad failure: %d \"%s\"\n", r, err.msg);
+			abort();
+		}
+		return 0;
+	}
+	struct walk w = {.max_line = 1};
+	for (size_t i = 0; i < size; i++)
+		w.max_line += data[i] == '\n';
+	check(root, 1, &w);
+	/* Lookups on non-objects and absent keys are NULL, never a crash. */
+	if (sg_json_get(NULL, "x") || sg_json_get(root, "\x01absent"))
+		fail(root, "sg_json_get found what is not there");
+	sg_json_free(root);
+	return 0;
+}
