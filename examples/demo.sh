@@ -43,10 +43,10 @@ POLICY='{"version":1,"default":"read","rules":[
 # The workload: one line per access, saying what the container observed.
 SCRIPT='
 echo "read  kernel.ostype         -> $(cat /proc/sys/kernel/ostype)"
-if echo evil.example > /proc/sys/kernel/domainname 2>/tmp/err; then
+if err=$( (echo evil.example > /proc/sys/kernel/domainname) 2>&1 ); then
   echo "write kernel.domainname     -> ok, now $(cat /proc/sys/kernel/domainname)"
 else
-  echo "write kernel.domainname     -> $(sed "s/.*: //" /tmp/err)"
+  echo "write kernel.domainname     -> ${err##*: }"
 fi
 echo 65535 > /proc/sys/net/core/somaxconn
 echo "write net.core.somaxconn=65535 -> reads back $(cat /proc/sys/net/core/somaxconn)"
