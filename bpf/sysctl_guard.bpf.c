@@ -134,12 +134,91 @@ struct {
 	__type(value, struct sg_scratch);
 } scratch SEC(".maps");
 
+/* Shared by every guard on the node: the loader reuses the pinned one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Learning: every name, access and value seen (sized to 1 unless learning). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct sg_seen_key);
+	__type(value, __u64);
+} seen SEC(".maps");
+
 static SG_INLINE void count(__u32 row, __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
 	__u64 *n = bpf_map_lookup_elem(&counters, &key);
 	if (n)
 		*n += 1;
+}
+
+static SG_INLINE int wants_event(const struct sg_result *res, int write)
+{
+	__u32 policy = config.events;
+
+	if (res->verdict != SG_VERDICT_ALLOW)
+		return 1;
+	if (write)
+		return policy & (SG_EVENTS_ALL_WRITES | SG_EVENTS_AUDIT_WRITES);
+	return policy & SG_EVENTS_READS;
+}
+
+/* Reports a decision; a full ring buffer is counted, never silent. */
+static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
+				 const struct sg_result *res, int write)
+{
+	struct sg_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(config.n_rules + config.n_layers + 1, 0);
+		return;
+	}
+	e->version = SG_EVENT_VERSION;
+	e->verdict = res->verdict;
+	e->reason = res->reason;
+	e->write = write;
+	e->rewritten = res->rewritten;
+	e->rule = res->rule;
+	e->layer = res->layer;
+	e->time_ns = bpf_ktime_get_boot_ns();
+	e->guard_cgroup_id = config.guard_cgroup_id;
+	e->pid = 0;
+	e->comm[0] = '\0';
+	if (config.task_helpers) {
+		e->pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+		e->cgroup_id = bpf_get_current_cgroup_id();
+	} else {
+		e->cgroup_id = config.guard_cgroup_id;
+	}
+	__builtin_memcpy(e->name, s->key.name, sizeof(e->name));
+	if (bpf_sysctl_get_current_value(ctx, e->current_value, sizeof(e->current_value)) < 0)
+		e->current_value[0] = '\0';
+	e->value_truncated = 0;
+	e->new_value[0] = '\0';
+	e->final_value[0] = '\0';
+	if (write && bpf_sysctl_get_new_value(ctx, e->new_value, sizeof(e->new_value)) < 0)
+		e->value_truncated = 1;
+	if (res->rewritten)
+		__builtin_memcpy(e->final_value, s->cur, sizeof(e->final_value));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Learning: what the workload reads and writes, with the values written. */
+static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s, int write)
+{
+	__u64 one = 1;
+
+	__builtin_memset(&s->seen, 0, sizeof(s->seen));
+	s->seen.write = write;
+	__builtin_memcpy(s->seen.name, s->key.name, sizeof(s->seen.name));
+	if (write && bpf_sysctl_get_new_value(ctx, s->seen.value, sizeof(s->seen.value)) < 0)
+		s->seen.value[0] = '\0';
+	bpf_map_update_elem(&seen, &s->seen, &one, BPF_ANY);
 }
 
 /* Copies the value being written into s->cur; a longer one is marked, not cut. */
@@ -176,8 +255,12 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 		s->hash_key[1] = hash_key[1];
 	}
 
+	if (config.learn)
+		remember(ctx, s, write);
 	sg_decide(&env, s, write, ctx->file_pos, &res);
 	count(res.row, res.verdict);
+	if (wants_event(&res, write))
+		emit_event(ctx, s, &res, write);
 
 	if (res.verdict == SG_VERDICT_DENY)
 		return 0;

@@ -112,12 +112,24 @@ struct sg_layer {
 	__u8 pad[2];
 };
 
+/* Which accesses become events (sg_config.events). Denials and rewrites always do. */
+enum sg_event_policy {
+	SG_EVENTS_AUDIT_WRITES = 1 << 0, /* every write an audit layer saw */
+	SG_EVENTS_READS = 1 << 1,        /* every read */
+	SG_EVENTS_ALL_WRITES = 1 << 2,   /* every write */
+};
+
 /* Knobs fixed at load time (the program's read-only data). */
 struct sg_config {
 	__u32 n_layers;
 	__u32 n_classes; /* byte classes: a DFA row has this many entries */
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
+	__u64 guard_cgroup_id; /* the cgroup this program is attached to, for events */
+	__u32 events;          /* enum sg_event_policy */
+	__u32 task_helpers;    /* pid and comm helpers are allowed for this program type */
+	__u32 learn;           /* record every access in the seen map */
+	__u32 pad;
 	__u64 hash_key[2];   /* key of the values hash; set at load time */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
@@ -126,8 +138,42 @@ struct sg_config {
 /*
  * Counters: one row of SG_VERDICT_COUNT per rule, then one row per layer for
  * names no rule matched, then one row for accesses decided before any rule
- * (name too long, unreadable value).
+ * (name too long, unreadable value), then one whose first column counts
+ * events the ring buffer had no room for.
  */
+#define SG_EXTRA_COUNTER_ROWS 2
+
+#define SG_EVENT_VERSION 1
+
+/* One decision, as the program reports it through the node's ring buffer. */
+struct sg_event {
+	__u16 version; /* SG_EVENT_VERSION */
+	__u8 verdict;  /* enum sg_verdict */
+	__u8 reason;   /* enum sg_reason (sysctl_guard_decide.h) */
+	__u8 write;
+	__u8 rewritten;
+	__u8 value_truncated; /* the value written did not fit new_value */
+	__u8 pad;
+	__u32 rule;  /* SG_NO_RULE when a default decided */
+	__s32 layer; /* -1 when none */
+	__u32 pid;   /* 0 when the kernel does not let this program read it */
+	__u32 pad2;
+	__u64 time_ns;         /* CLOCK_BOOTTIME */
+	__u64 guard_cgroup_id; /* the cgroup the deciding guard is attached to */
+	__u64 cgroup_id;       /* the task's own cgroup, maybe a descendant */
+	char comm[16];
+	char name[SG_NAME_MAX];
+	char current_value[SG_VALUE_MAX];
+	char new_value[SG_VALUE_MAX];   /* as written */
+	char final_value[SG_VALUE_MAX]; /* what the kernel got, when rewritten */
+};
+
+/* Key of a guard's seen map (learning): one entry per name, access and value. */
+struct sg_seen_key {
+	__u32 write;
+	char name[SG_NAME_MAX];
+	char value[SG_VALUE_MAX]; /* as written, zero padded; empty for reads */
+};
 static inline __u32 sg_counter_index(__u32 row, __u32 verdict)
 {
 	return row * SG_VERDICT_COUNT + verdict;

@@ -51,6 +51,7 @@ struct sg_scratch {
 	__u32 field_end[SG_FIELDS_MAX];
 	__u32 clamp_to[SG_FIELDS_MAX]; /* 0: kept, 1: min, 2: max */
 	__u32 written_len;  /* bytes the caller wrote */
+	struct sg_seen_key seen; /* learning: the seen map's key */
 	__u32 cur_len;      /* bytes of cur before its NUL */
 	__u32 cur_too_long; /* the write did not fit cur */
 };

@@ -37,6 +37,15 @@ const struct sg_command sg_commands[] = {
 	{"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
 	 "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
 	 "and counters per verdict; with --cgroup or --container, per rule too.\n"},
+	{"monitor", sg_cmd_monitor, "[--json] [--container ID] [--syslog]",
+	 "Streams the decisions of every guard on this node: denials and rewrites, every\n"
+	 "write of an audit-mode guard. --json prints one JSON object per line\n"
+	 "(schema/event.schema.json); --syslog sends them to syslog. Stops on SIGINT or\n"
+	 "SIGTERM.\n"},
+	{"learn", sg_cmd_learn, "(--container ID | --cgroup DIR)",
+	 "Prints a policy that allows exactly what the container read and wrote while its\n"
+	 "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
+	 "as values. `check` accepts it; review it before you enforce it.\n"},
 	{"gc", sg_cmd_gc, "",
 	 "Removes guards whose cgroup is gone and staging leftovers of killed hooks.\n"},
 	{"profiles", sg_cmd_profiles, "[--config FILE]",

@@ -25,6 +25,8 @@ int sg_cmd_attach(int argc, char **argv);
 int sg_cmd_detach(int argc, char **argv);
 int sg_cmd_status(int argc, char **argv);
 int sg_cmd_gc(int argc, char **argv);
+int sg_cmd_monitor(int argc, char **argv);
+int sg_cmd_learn(int argc, char **argv);
 
 /* Probes the kernel (hook support, rewriting) and sets compiled->config.rewrite_works. */
 struct sg_compiled;

@@ -14,6 +14,7 @@
 #include "compose.h"
 #include "config.h"
 #include "guard.h"
+#include "jsonout.h"
 #include "log.h"
 #include "probe.h"
 #include "profiles.h"
@@ -58,6 +59,14 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 	if (r < 0)
 		return r;
 	compiled->config.rewrite_works = works;
+	compiled->config.task_helpers = sg_probe_task_helpers();
+	/* Audit layers report every write and record what the workload does, for `learn`. */
+	for (uint32_t i = 0; i < compiled->config.n_layers; i++) {
+		if (compiled->config.layers[i].mode == SG_MODE_AUDIT) {
+			compiled->config.events |= SG_EVENTS_AUDIT_WRITES;
+			compiled->config.learn = 1;
+		}
+	}
 	if (!works) {
 		for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
 			const struct sg_rule_entry *e = &compiled->rules[i];
@@ -162,30 +171,27 @@ static const char *mode_text(const struct sg_guard_meta *m)
 	return audit && enforce ? "mixed" : audit ? "audit" : "enforce";
 }
 
+/* The last counter row counts dropped events, not decisions. */
+static uint32_t decision_rows(const struct sg_guard_status *st)
+{
+	return st->n_rows ? st->n_rows - 1 : 0;
+}
+
+static uint64_t dropped_events(const struct sg_guard_status *st)
+{
+	return st->n_rows ? st->counters[sg_counter_index(st->n_rows - 1, 0)] : 0;
+}
+
 static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_VERDICT_COUNT])
 {
 	memset(totals, 0, SG_VERDICT_COUNT * sizeof(uint64_t));
-	for (uint32_t row = 0; row < st->n_rows; row++)
+	for (uint32_t row = 0; row < decision_rows(st); row++)
 		for (int v = 0; v < SG_VERDICT_COUNT; v++)
 			totals[v] += st->counters[sg_counter_index(row, (uint32_t)v)];
 }
 
 static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
 
-static void print_json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 /* The counter row's label: a rule name, a layer default, or early decisions. */
 static void row_label(const struct sg_guard_status *st, uint32_t row, char *out, size_t cap)
@@ -205,9 +211,9 @@ static void print_guard_json(const char *entry, const struct sg_guard_status *st
 
 	verdict_totals(st, totals);
 	printf("%s\n  {\"cgroup_id\": %s, \"container_id\": ", first ? "" : ",", entry);
-	print_json_string(st->meta.container_id);
+	sg_json_write_string(stdout, st->meta.container_id);
 	printf(", \"policy\": ");
-	print_json_string(st->meta.description);
+	sg_json_write_string(stdout, st->meta.description);
 	printf(", \"policy_hash\": \"%s\", \"mode\": \"%s\", \"attached_at\": %llu, "
 	       "\"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
 	       st->meta.policy_hash, mode_text(&st->meta), (unsigned long long)st->meta.attached_at,
@@ -215,11 +221,11 @@ static void print_guard_json(const char *entry, const struct sg_guard_status *st
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
 		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
 		       (unsigned long long)totals[v]);
-	printf("}, \"rules\": [");
-	for (uint32_t row = 0; row < st->n_rows; row++) {
+	printf(", \"events_dropped\": %llu}, \"rules\": [", (unsigned long long)dropped_events(st));
+	for (uint32_t row = 0; row < decision_rows(st); row++) {
 		row_label(st, row, label, sizeof(label));
 		printf("%s{\"rule\": ", row ? ", " : "");
-		print_json_string(label);
+		sg_json_write_string(stdout, label);
 		for (int v = 0; v < SG_VERDICT_COUNT; v++)
 			printf(", \"%s\": %llu", verdict_names[v],
 			       (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
@@ -244,7 +250,10 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 	       st->link_alive ? "" : " (cgroup gone)");
 	if (!per_rule)
 		return;
-	for (uint32_t row = 0; row < st->n_rows; row++) {
+	if (dropped_events(st))
+		printf("    %llu events dropped: the ring buffer was full\n",
+		       (unsigned long long)dropped_events(st));
+	for (uint32_t row = 0; row < decision_rows(st); row++) {
 		const uint64_t *c = &st->counters[sg_counter_index(row, 0)];
 		if (!c[0] && !c[1] && !c[2] && !c[3] && row >= st->meta.n_rules)
 			continue;

@@ -172,47 +172,45 @@ static char *isolate_object(const char *text, size_t len, size_t start, size_t e
 /*
  * The policy parser reports "PATH:LINE:COL: rules[0].name: ..." relative to
  * the policy; in the node configuration that policy is the value of
- * "baseline", so its JSON path becomes "baseline.rules[0].name".
+ * "baseline", so its JSON path becomes "baseline.rules[0].name". Returns the
+ * message rewritten (free it).
  */
-static void name_baseline_in_message(const struct config_ctx *ctx)
+static char *name_baseline_in(const char *path, const char *msg)
 {
-	struct sg_err *err = ctx->err;
-	size_t plen = strlen(ctx->path);
-	char *p = err->msg;
+	static const char root_name[] = "(top level)";
+	size_t plen = strlen(path), root_len = strlen(root_name);
+	const char *p = msg;
 
-	if (strncmp(p, ctx->path, plen) != 0 || p[plen] != ':') {
-		sg_err_prefix(err, "%s: baseline", ctx->path);
-		return;
-	}
+	if (strncmp(p, path, plen) != 0 || p[plen] != ':')
+		return sg_xasprintf("%s: baseline: %s", path, msg);
 	p += plen + 1;
 	for (int field = 0; field < 2; field++) {
-		if (*p < '0' || *p > '9') {
-			sg_err_prefix(err, "%s: baseline", ctx->path);
-			return;
-		}
+		if (*p < '0' || *p > '9')
+			return sg_xasprintf("%s: baseline: %s", path, msg);
 		p += strspn(p, "0123456789");
 		if (*p == ':')
 			p++;
 	}
 	p += strspn(p, " ");
 
-	/* A JSON path is one token without blanks followed by ": ". */
+	/* A JSON path is one token without blanks followed by ": "; the root has its own name. */
 	size_t token = strcspn(p, " :");
 	bool is_path = token > 0 && p[token] == ':' && p[token + 1] == ' ';
 	const char *insert = "baseline: ";
-	size_t skip = 0;
-	if (is_path &&
-	    ((token == 6 && strncmp(p, "(root)", 6) == 0) || (token == 1 && *p == '$'))) {
+	size_t head = (size_t)(p - msg);
+	if (strncmp(p, root_name, root_len) == 0 && p[root_len] == ':') {
 		insert = "baseline";
-		skip = token;
+		p += root_len;
 	} else if (is_path) {
 		insert = *p == '[' ? "baseline" : "baseline.";
 	}
+	return sg_xasprintf("%.*s%s%s", (int)head, msg, insert, p);
+}
 
-	char rest[sizeof(err->msg)];
-	snprintf(rest, sizeof(rest), "%s", p + skip);
-	size_t head = (size_t)(p - err->msg);
-	snprintf(err->msg + head, sizeof(err->msg) - head, "%s%s", insert, rest);
+static void name_baseline_in_error(const struct config_ctx *ctx)
+{
+	_cleanup_free_ char *msg = name_baseline_in(ctx->path, ctx->err->msg);
+	snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
 }
 
 static int parse_inline_baseline(const struct config_ctx *ctx, const struct sg_json *v,
@@ -229,8 +227,13 @@ static int parse_inline_baseline(const struct config_ctx *ctx, const struct sg_j
 	    isolate_object(ctx->text, ctx->len, (size_t)start, (size_t)end, char_cols);
 	int r = sg_policy_parse(isolated, strlen(isolated), ctx->path, out, ctx->err);
 	if (r < 0) {
-		name_baseline_in_message(ctx);
+		name_baseline_in_error(ctx);
 		return r;
+	}
+	for (size_t i = 0; i < out->n_warnings; i++) {
+		char *warning = name_baseline_in(ctx->path, out->warnings[i]);
+		free(out->warnings[i]);
+		out->warnings[i] = warning;
 	}
 	free(out->origin);
 	out->origin = sg_xasprintf("%s baseline", ctx->path);
@@ -279,7 +282,7 @@ static int parse_config(const struct config_ctx *ctx, const struct sg_json *root
 	int r = 0, choice = 0;
 
 	if (root->type != SG_JSON_OBJECT)
-		return at(ctx, root->pos, "(root)", "expected an object, got %s",
+		return at(ctx, root->pos, "(top level)", "expected an object, got %s",
 			  sg_json_type_name(root->type));
 
 	for (size_t i = 0; i < root->object.len; i++) {

@@ -26,7 +26,9 @@
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
 
-static const char *const pinned_maps[] = {"counters", "rule_names", "meta"};
+static const char *const pinned_maps[] = {"counters", "rule_names", "meta", "seen"};
+
+#define SG_SEEN_ENTRIES 4096 /* distinct name/access/value triples a learning guard keeps */
 
 /*
  * libbpf's warnings, the verifier log among them, for the error message. The
@@ -133,8 +135,8 @@ static uint32_t at_least_one(size_t n)
 
 static uint32_t counter_rows(const struct sg_config *cfg)
 {
-	/* rules, one default row per layer, one row for early decisions */
-	return cfg->n_rules + cfg->n_layers + 1;
+	/* rules, one default row per layer, early decisions, dropped events */
+	return cfg->n_rules + cfg->n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
 static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
@@ -150,6 +152,7 @@ static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
 		{skel->maps.rule_values, c->n_values},
 		{skel->maps.counters, (size_t)counter_rows(&c->config) * SG_VERDICT_COUNT},
 		{skel->maps.rule_names, c->config.n_rules},
+		{skel->maps.seen, c->config.learn ? SG_SEEN_ENTRIES : 1},
 	};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(sizes); i++) {
 		int r = bpf_map__set_max_entries(sizes[i].map, at_least_one(sizes[i].entries));
@@ -234,6 +237,8 @@ static struct bpf_map *pinned_map(struct sysctl_guard *skel, const char *name)
 		return skel->maps.counters;
 	if (strcmp(name, "rule_names") == 0)
 		return skel->maps.rule_names;
+	if (strcmp(name, "seen") == 0)
+		return skel->maps.seen;
 	return skel->maps.meta;
 }
 
@@ -273,8 +278,71 @@ static int pin_maps(struct sysctl_guard *skel, const char *dir)
 	return 0;
 }
 
-static int load_program(const struct sg_compiled *c, const struct sg_guard_meta *meta,
-			struct sysctl_guard **out, struct sg_err *err)
+#define SG_EVENTS_BYTES (256 * 1024)
+
+int sg_events_open(struct sg_err *err)
+{
+	int r = sg_bpffs_prepare(err);
+	if (r < 0)
+		return r;
+	int fd = bpf_obj_get(SG_EVENTS_PIN);
+	if (fd >= 0)
+		return fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sg_events", 0, 0, SG_EVENTS_BYTES, NULL);
+	if (fd < 0)
+		return sg_system_error(err, errno, "cannot create the events ring buffer: %s",
+				       strerror(errno));
+	/* A hook racing this one may have pinned its buffer first: use that. */
+	if (bpf_obj_pin(fd, SG_EVENTS_PIN) < 0) {
+		int e = errno;
+		close(fd);
+		fd = e == EEXIST ? bpf_obj_get(SG_EVENTS_PIN) : -1;
+		if (fd < 0)
+			return sg_system_error(err, e, "cannot pin %s: %s", SG_EVENTS_PIN,
+					       strerror(e));
+	}
+	return fd;
+}
+
+/* Every guard reports into the node's ring buffer, so one `monitor` sees them all. */
+static int share_events(struct sysctl_guard *skel, struct sg_err *err)
+{
+	_cleanup_close_ int fd = sg_events_open(err);
+	if (fd < 0)
+		return fd;
+	if (bpf_map__reuse_fd(skel->maps.events, fd) < 0)
+		return sg_system_error(err, errno, "cannot share %s: %s", SG_EVENTS_PIN,
+				       strerror(errno));
+	return 0;
+}
+
+int sg_guard_find_container(const char *id, char entry[32])
+{
+	DIR *dir = opendir(SG_PIN_ROOT);
+	int found = -ENOENT;
+
+	for (struct dirent *de; dir && found < 0 && (de = readdir(dir));) {
+		struct sg_guard_status st;
+		struct sg_err ignored = {0};
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (sg_guard_read(de->d_name, &st, &ignored) < 0)
+			continue;
+		if (st.meta.container_id[0] && strncmp(st.meta.container_id, id, strlen(id)) == 0) {
+			snprintf(entry, 32, "%s", de->d_name);
+			found = 0;
+		}
+		sg_guard_status_free(&st);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+static int load_program(const struct sg_compiled *c, uint64_t cgid,
+			const struct sg_guard_meta *meta, struct sysctl_guard **out,
+			struct sg_err *err)
 {
 	__attribute__((cleanup(destroy_skel))) struct sysctl_guard *skel = NULL;
 	int r;
@@ -288,6 +356,7 @@ static int load_program(const struct sg_compiled *c, const struct sg_guard_meta 
 		return sg_system_error(err, errno, "cannot open the BPF program: %s",
 				       strerror(errno));
 	struct sg_config config = c->config;
+	config.guard_cgroup_id = cgid;
 	if (getrandom(config.hash_key, sizeof(config.hash_key), 0) != sizeof(config.hash_key))
 		return sg_system_error(err, errno, "cannot get random bytes: %s", strerror(errno));
 	memcpy((void *)&skel->rodata->config, &config, sizeof(config));
@@ -295,6 +364,9 @@ static int load_program(const struct sg_compiled *c, const struct sg_guard_meta 
 	r = size_maps(skel, c);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot size the BPF maps: %s", strerror(-r));
+	r = share_events(skel, err);
+	if (r < 0)
+		return r;
 	r = sysctl_guard__load(skel);
 	if (r < 0)
 		return sg_system_error(err, -r,
@@ -354,6 +426,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 
 	meta->format = SG_META_FORMAT;
 	meta->cgroup_id = cgid;
+	meta->learn = c->config.learn;
 	meta->attached_at = (uint64_t)time(NULL);
 	meta->n_layers = c->config.n_layers;
 	meta->n_rules = c->config.n_rules;
@@ -363,7 +436,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 	snprintf(meta->policy_hash, sizeof(meta->policy_hash), "%016llx",
 		 (unsigned long long)sg_compiled_hash(c));
 
-	r = load_program(c, meta, &skel, err);
+	r = load_program(c, cgid, meta, &skel, err);
 	if (r < 0)
 		return r;
 

@@ -8,6 +8,7 @@
  *   counters    per-CPU counters, rows of sysctl_guard.h
  *   rule_names  rule index -> name as written, for status
  *   meta        struct sg_guard_meta
+ *   seen        learning: every name, access and value seen (struct sg_seen_key)
  *
  * A guard is built in a staging directory and renamed into place, so a hook
  * killed at any point leaves a complete guard or a staging directory that
@@ -23,6 +24,7 @@
 #include "err.h"
 
 #define SG_PIN_ROOT     "/sys/fs/bpf/sysctl-guard"
+#define SG_EVENTS_PIN   SG_PIN_ROOT "/events" /* the node's ring buffer of events */
 #define SG_META_FORMAT  1
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
 
@@ -34,7 +36,8 @@ struct sg_guard_meta {
 	uint64_t cgroup_id;
 	uint64_t attached_at; /* CLOCK_REALTIME, seconds */
 	uint8_t layer_modes[SG_LAYERS_MAX];
-	uint8_t pad[6];
+	uint8_t learn; /* the seen map records every access */
+	uint8_t pad[5];
 	char policy_hash[24]; /* hex of a 64-bit hash of the compiled tables */
 	char container_id[72];
 	char description[376];
@@ -74,6 +77,12 @@ void sg_guard_status_free(struct sg_guard_status *status);
 
 /* The pin directory name of a cgroup id. */
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
+
+/* The pin directory name of the guard of container @id (or an id prefix); -ENOENT when none. */
+int sg_guard_find_container(const char *id, char entry[32]);
+
+/* Opens the node's events ring buffer, creating and pinning it when missing. */
+int sg_events_open(struct sg_err *err);
 
 /* Makes sure bpffs is mounted at /sys/fs/bpf and SG_PIN_ROOT exists. */
 int sg_bpffs_prepare(struct sg_err *err);

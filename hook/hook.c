@@ -20,6 +20,7 @@
 #include "compose.h"
 #include "config.h"
 #include "guard.h"
+#include "learn.h"
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
@@ -120,6 +121,12 @@ static int parse_mode(const char *text, enum sg_mode *mode, struct sg_err *err)
 	return 0;
 }
 
+static bool wants_learning(const struct hook_ctx *h)
+{
+	const char *learn = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_LEARN);
+	return learn && strcmp(learn, "true") == 0;
+}
+
 static int resolve_cgroup(const struct hook_ctx *h, char out[PATH_MAX], struct sg_err *err)
 {
 	char mount[PATH_MAX];
@@ -167,6 +174,8 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = sg_prepare_kernel(&h->compiled, err);
 	if (r < 0)
 		return r;
+	if (wants_learning(h))
+		h->compiled.config.learn = 1;
 	r = resolve_cgroup(h, cgroup, err);
 	if (r < 0)
 		return r;
@@ -196,7 +205,14 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 		if (sg_guard_read(de->d_name, &st, &read_err) < 0)
 			continue;
 		bool ours = strcmp(st.meta.container_id, h->state.id) == 0;
+		bool learned = ours && st.meta.learn && wants_learning(h);
 		sg_guard_status_free(&st);
+		/* The learned policy goes to a fixed directory, named by the container id. */
+		struct sg_err learn_err = {0};
+		if (learned && sg_learn_save(de->d_name, h->state.id, &learn_err) < 0)
+			sg_warning("%s", learn_err.msg);
+		else if (learned)
+			sg_info("wrote the learned policy to %s/%s.json", SG_LEARNED_DIR, h->state.id);
 		if (ours && sg_guard_remove_entry(de->d_name, err) < 0)
 			ret = -EIO;
 		else if (ours)

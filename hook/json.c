@@ -25,6 +25,7 @@ struct builder {
 	char *pending_key; /* the key whose value comes next */
 	struct sg_pos pending_key_pos;
 	struct sg_err *err; /* set when a callback cancels the parse */
+	bool completing;    /* in yajl_complete_parse: yajl counts bytes of its own buffer */
 };
 
 static struct sg_pos position_of(const char *text, size_t offset)
@@ -43,6 +44,12 @@ static struct sg_pos position_of(const char *text, size_t offset)
 
 static size_t consumed(const struct builder *b)
 {
+	/*
+	 * yajl_complete_parse() finishes by parsing a one-byte buffer of its own,
+	 * and then reports bytes consumed of that: everything of ours was read.
+	 */
+	if (b->completing)
+		return b->len;
 	size_t n = yajl_get_bytes_consumed(b->yajl);
 	return n > b->len ? b->len : n;
 }
@@ -258,6 +265,15 @@ static void syntax_error(struct builder *b, struct sg_err *err)
 		yajl_free_error(b->yajl, msg);
 }
 
+/* Only JSON whitespace (@text need not be NUL terminated). */
+static bool blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", text[i]) || !text[i])
+			return false;
+	return true;
+}
+
 int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_json **out,
 		  struct sg_err *err)
 {
@@ -276,10 +292,14 @@ int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_js
 		return sg_input_error(err, "%s: out of memory", origin);
 
 	yajl_status st = yajl_parse(b.yajl, (const unsigned char *)text, len);
-	if (st == yajl_status_ok)
+	if (st == yajl_status_ok) {
+		b.completing = true;
 		st = yajl_complete_parse(b.yajl);
+	}
 	if (st == yajl_status_client_canceled) {
 		ret = -EINVAL; /* the callback said why */
+	} else if (st != yajl_status_ok && !b.root && blank(text, len)) {
+		ret = sg_input_error(err, "%s: empty input, expected a JSON value", origin);
 	} else if (st != yajl_status_ok) {
 		syntax_error(&b, err);
 		ret = -EINVAL;

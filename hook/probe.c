@@ -29,6 +29,19 @@ bool sg_probe_sysctl_hook(void)
 	return supported;
 }
 
+bool sg_probe_task_helpers(void)
+{
+	static int allowed = -1;
+	if (allowed < 0)
+		allowed = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
+						  BPF_FUNC_get_current_comm, NULL) == 1 &&
+			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
+						  BPF_FUNC_get_current_pid_tgid, NULL) == 1 &&
+			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
+						  BPF_FUNC_get_current_cgroup_id, NULL) == 1;
+	return allowed;
+}
+
 static void read_boot_id(char out[64])
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

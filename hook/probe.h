@@ -16,6 +16,9 @@
 /* The kernel can load BPF_PROG_TYPE_CGROUP_SYSCTL programs. */
 bool sg_probe_sysctl_hook(void);
 
+/* Events can carry pid, comm and the task's cgroup (helpers allowed for this program type). */
+bool sg_probe_task_helpers(void);
+
 /*
  * Whether bpf_sysctl_set_new_value() takes effect (it was silently ignored on
  * mainline kernels from 2022 until the June 2026 fixes). Probed by writing

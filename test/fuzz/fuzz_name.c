@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../bpf/sysctl_guard.h"
 #include "name.h"
 #include "util.h"
 
@@ -71,7 +72,8 @@ static void check_normalised(const char *norm)
 		char small[4];
 		struct sg_err small_err = {0};
 		if (sg_name_normalise(norm, small, cap, &small_err) == 0 && strlen(norm) >= cap)
-			fail("sg_name_normalise accepted a name longer than its buffer", norm, NULL);
+			fail("sg_name_normalise accepted a name longer than its buffer", norm,
+			     NULL);
 	}
 }
 
@@ -102,7 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (name_ok && pattern_ok) {
 		bool m = sg_pattern_match(norm_pattern, norm_name);
 		/* A literal pattern matches exactly itself. */
-		if (sg_pattern_is_literal(norm_pattern) && m != (strcmp(norm_pattern, norm_name) == 0))
+		if (sg_pattern_is_literal(norm_pattern) &&
+		    m != (strcmp(norm_pattern, norm_name) == 0))
 			fail("literal pattern matches another name", norm_pattern, norm_name);
 		int ab = sg_pattern_precedence(norm_pattern, 0, norm_name, 1);
 		int ba = sg_pattern_precedence(norm_name, 1, norm_pattern, 0);

@@ -105,10 +105,9 @@ static void compose_and_compile(const struct sg_oci_state *state,
 	else if (mode_text && strcmp(mode_text, "enforce") != 0)
 		mode_text = NULL;
 
-	r = sg_policy_set_compose(baseline(), "profile k8s-safe",
-				  has_annotation ? &annotation : NULL, "annotation",
-				  mode_text ? &mode : NULL, config->sysctls, config->n_sysctls, &set,
-				  &err);
+	r = sg_policy_set_compose(
+	    baseline(), "profile k8s-safe", has_annotation ? &annotation : NULL, "annotation",
+	    mode_text ? &mode : NULL, config->sysctls, config->n_sysctls, &set, &err);
 	if (r < 0) {
 		if (!err.msg[0])
 			fail("composition failed without a message", NULL);

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < state.n_annotations; i++) {
 			const char *v = sg_oci_annotation(&state, NULL, state.annotations[i].key);
 			if (!v)
-				fail("an annotation is not found by its key", state.annotations[i].key);
+				fail("an annotation is not found by its key",
+				     state.annotations[i].key);
 		}
 	}
 	/* The hook frees the state on every path; so must a failed parse allow it. */

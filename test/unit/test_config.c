@@ -310,6 +310,34 @@ TEST(inline_baseline_error_points_into_the_file)
 	CHECK(cfg.baseline == NULL);
 }
 
+TEST(inline_baseline_root_errors_and_warnings)
+{
+	_cleanup_free_ char *path = write_file("config.json", "{\"baseline\": {\"rules\": []}}");
+	struct sg_node_config cfg;
+	struct sg_err err;
+
+	/* A problem with the policy as a whole is the baseline's, at its opening brace. */
+	CHECK(load(path, &cfg, &err) == -EINVAL);
+	_cleanup_free_ char *prefix = sg_xasprintf("%s:1:14: baseline: ", path);
+	CHECK(strncmp(err.msg, prefix, strlen(prefix)) == 0);
+	CHECK_CONTAINS(err.msg, "version");
+
+	/* Warnings name the rule by its path in the configuration. */
+	_cleanup_free_ char *warn =
+	    write_file("warn.json", "{\"baseline\": {\"version\": 1, \"rules\": [\n"
+				    "  {\"name\": \"kernel.hostname\", \"access\": \"read\"},\n"
+				    "  {\"name\": \"kernel/hostname\", \"access\": \"none\"}]}}\n");
+	CHECK(load(warn, &cfg, &err) == 0);
+	CHECK(cfg.baseline && cfg.baseline->n_warnings == 1);
+	if (cfg.baseline && cfg.baseline->n_warnings == 1) {
+		_cleanup_free_ char *expected = sg_xasprintf("%s:3:3: baseline.rules[1]: ", warn);
+		CHECK(strncmp(cfg.baseline->warnings[0], expected, strlen(expected)) == 0);
+		if (strncmp(cfg.baseline->warnings[0], expected, strlen(expected)) != 0)
+			fprintf(stderr, "warning: %s\n", cfg.baseline->warnings[0]);
+	}
+	sg_node_config_free(&cfg);
+}
+
 TEST(error_messages)
 {
 	expect_error("{\n  \"version\": 1,\n  \"frobnicate\": true\n}\n",
@@ -327,7 +355,7 @@ TEST(error_messages)
 		     ":1:14: baseline: expected a profile name or an inline policy object");
 	expect_error("{\"baseline\": \"../x\"}",
 		     ":1:14: baseline: profile name \"../x\" is invalid");
-	expect_error("[]", ":1:1: (root): expected an object");
+	expect_error("[]", ":1:1: (top level): expected an object");
 	expect_error("{\"baseline\": \"k8s-safe\",}", ":1:");
 	expect_error("{\"tamper\": \"warn\", \"tamper\": \"refuse\"}", ":1:");
 }
@@ -423,5 +451,6 @@ TEST(teardown)
 RUN_TESTS(T(setup), T(empty_object_means_defaults), T(every_key), T(path_selection),
 	  T(profiles_dir_before_baseline), T(inline_baseline),
 	  T(inline_baseline_on_one_line_after_non_ascii),
-	  T(inline_baseline_error_points_into_the_file), T(error_messages),
+	  T(inline_baseline_error_points_into_the_file),
+	  T(inline_baseline_root_errors_and_warnings), T(error_messages),
 	  T(missing_profile_names_both_places), T(fixtures), T(teardown))

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "learn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "../bpf/sysctl_guard.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "guard.h"
+#include "jsonout.h"
+#include "name.h"
+#include "policy.h"
+#include "util.h"
+
+/* One sysctl the workload touched. */
+struct learned {
+	char name[SG_NAME_MAX];
+	bool written;
+	char **values; /* normalised, distinct */
+	size_t n_values;
+	bool any_value; /* a value too long to list was written */
+};
+
+struct record {
+	struct learned *items;
+	size_t n;
+};
+
+static struct learned *find_or_add(struct record *rec, const char *name)
+{
+	for (size_t i = 0; i < rec->n; i++)
+		if (strcmp(rec->items[i].name, name) == 0)
+			return &rec->items[i];
+	rec->items = sg_xrealloc(rec->items, rec->n + 1, sizeof(*rec->items));
+	struct learned *l = &rec->items[rec->n++];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	return l;
+}
+
+static void add_value(struct learned *l, const char *raw)
+{
+	char norm[SG_VALUE_MAX];
+	int n = sg_value_normalise(raw, strnlen(raw, SG_VALUE_MAX), norm, sizeof(norm));
+	if (n <= 0) {
+		l->any_value |= n < 0;
+		return;
+	}
+	for (size_t i = 0; i < l->n_values; i++)
+		if (strcmp(l->values[i], norm) == 0)
+			return;
+	l->values = sg_xrealloc(l->values, l->n_values + 1, sizeof(char *));
+	l->values[l->n_values++] = sg_xstrdup(norm);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct learned *)a)->name, ((const struct learned *)b)->name);
+}
+
+static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
+{
+	char path[PATH_MAX];
+	struct sg_seen_key key, next;
+	void *prev = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s/seen", SG_PIN_ROOT, entry);
+	_cleanup_close_ int fd = bpf_obj_get(path);
+	if (fd < 0)
+		return sg_system_error(err, errno, "%s: %s (was the guard attached in audit mode?)",
+				       path, strerror(errno));
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		next.name[SG_NAME_MAX - 1] = '\0';
+		next.value[SG_VALUE_MAX - 1] = '\0';
+		struct learned *l = find_or_add(rec, next.name);
+		if (next.write) {
+			l->written = true;
+			add_value(l, next.value);
+		}
+		key = next;
+		prev = &key;
+	}
+	qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
+	return 0;
+}
+
+static void free_record(struct record *rec)
+{
+	for (size_t i = 0; i < rec->n; i++) {
+		for (size_t v = 0; v < rec->items[i].n_values; v++)
+			free(rec->items[i].values[v]);
+		free(rec->items[i].values);
+	}
+	free(rec->items);
+}
+
+static void write_rule(FILE *out, const struct learned *l, bool last)
+{
+	char dotted[SG_NAME_MAX];
+	sg_name_to_dotted(l->name, dotted, sizeof(dotted));
+	fprintf(out, "    { \"name\": ");
+	sg_json_write_string(out, dotted);
+	fprintf(out, ", \"access\": \"%s\"", l->written ? "read-write" : "read");
+	if (l->written && l->n_values && !l->any_value) {
+		fprintf(out, ", \"values\": [");
+		for (size_t v = 0; v < l->n_values; v++) {
+			fprintf(out, "%s", v ? ", " : "");
+			sg_json_write_string(out, l->values[v]);
+		}
+		fprintf(out, "]");
+	}
+	fprintf(out, " }%s\n", last ? "" : ",");
+}
+
+int sg_learn_write_policy(const char *entry, const char *container_id, FILE *out,
+			  struct sg_err *err)
+{
+	struct record rec = {0};
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	int r = read_seen(entry, &rec, err);
+	if (r < 0)
+		return r;
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	fprintf(out, "{\n  \"version\": 1,\n  \"description\": ");
+	char *description = sg_xasprintf("learned from container %s on %s: exactly what it read "
+					 "and wrote",
+					 container_id && *container_id ? container_id : entry, when);
+	sg_json_write_string(out, description);
+	free(description);
+	fprintf(out, ",\n  \"mode\": \"enforce\",\n  \"default\": \"none\",\n  \"rules\": [\n");
+	for (size_t i = 0; i < rec.n; i++)
+		write_rule(out, &rec.items[i], i + 1 == rec.n);
+	fprintf(out, "  ]\n}\n");
+	free_record(&rec);
+	return 0;
+}
+
+/* A container id as a file name: no path separators, no dot files. */
+static bool safe_file_name(const char *id)
+{
+	if (!id || !*id || id[0] == '.' || strlen(id) > 128)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+int sg_learn_save(const char *entry, const char *container_id, struct sg_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+
+	if (!safe_file_name(container_id))
+		return sg_input_error(err, "container id \"%s\" cannot name a file in %s",
+				      container_id, SG_LEARNED_DIR);
+	mkdir("/var/lib/sysctl-guard", 0755);
+	mkdir(SG_LEARNED_DIR, 0755);
+	snprintf(path, sizeof(path), "%s/%s.json", SG_LEARNED_DIR, container_id);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.json.tmp", SG_LEARNED_DIR, container_id);
+	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
+	if (!f)
+		return sg_system_error(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+	int r = sg_learn_write_policy(entry, container_id, f, err);
+	if (r == 0 && (fflush(f) != 0 || rename(tmp, path) < 0))
+		r = sg_system_error(err, errno, "cannot write %s: %s", path, strerror(errno));
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int sg_cmd_learn(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"container", required_argument, NULL, 'C'},
+		{"cgroup", required_argument, NULL, 'g'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *container = NULL, *cgroup = NULL;
+	struct sg_err err = {0};
+	char entry[32];
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'C': container = optarg; break;
+		case 'g': cgroup = optarg; break;
+		default: return sg_usage_error("learn", "unknown option");
+		}
+	}
+	if (optind != argc || !container == !cgroup)
+		return sg_usage_error("learn", "expected one of --container ID and --cgroup DIR");
+	if (container && sg_guard_find_container(container, entry) < 0) {
+		fprintf(stderr, "sysctl-guard: no guard for container %s\n", container);
+		return SG_EXIT_INPUT;
+	}
+	if (cgroup) {
+		_cleanup_close_ int fd = -1;
+		uint64_t id;
+		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0) {
+			fprintf(stderr, "sysctl-guard: %s\n", err.msg);
+			return err.status;
+		}
+		sg_guard_entry_name(id, entry);
+	}
+	if (sg_learn_write_policy(entry, container, stdout, &err) < 0) {
+		fprintf(stderr, "sysctl-guard: %s\n", err.msg);
+		return err.status;
+	}
+	return SG_EXIT_OK;
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The operator's workflow: audit a container, watch what it does, learn a
+# policy from it, enforce that policy; status counters match what happened.
+. "$(dirname "$0")/lib.sh"
+
+WORKLOAD='cat /proc/sys/kernel/ostype >/dev/null; echo a.example > /proc/sys/kernel/domainname; echo 1000 > /proc/sys/net/core/somaxconn; echo done'
+AUDIT=$(python3 -c 'import json; print(json.dumps({"io.sysctl-guard.profile": "audit", "io.sysctl-guard.learn": "true"}))')
+
+"$SG" monitor --json --container sg-obs-audit >"$WORK/events.json" 2>"$WORK/monitor.err" &
+MONITOR=$!
+sleep 0.3
+expect "audit: the workload runs" "done" run_container sg-obs-audit createRuntime "$AUDIT" "$WORKLOAD"
+sleep 0.3
+kill -TERM "$MONITOR"
+wait "$MONITOR"
+expect "monitor stops cleanly on SIGTERM" "0" echo $?
+
+events() {
+	python3 - "$WORK/events.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    print(e["container_id"], e["access"], e["sysctl"], e.get("value", ""), e["verdict"])
+PY
+}
+expect "monitor --json shows exactly the audited writes" "sg-obs-audit write kernel.domainname a.example audit
+sg-obs-audit write net.core.somaxconn 1000 audit" events
+
+LEARNED=/var/lib/sysctl-guard/learned/sg-obs-audit.json
+expect "poststop wrote the learned policy" "yes" sh -c "[ -f $LEARNED ] && echo yes"
+expect_match "check accepts the learned policy" "valid \\(3 rules" "$SG" check "$LEARNED"
+expect "the learned policy lists what the workload did" "kernel.domainname read-write ['a.example']
+kernel.ostype read None
+net.core.somaxconn read-write ['1000']" python3 -c "
+import json
+for r in json.load(open('$LEARNED'))['rules']:
+    print(r['name'], r['access'], r.get('values'))"
+
+ENFORCE=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": open(sys.argv[1]).read()}))' "$LEARNED")
+expect "enforcing the learned policy: the same workload runs" "done" \
+	run_container sg-obs-enforce createRuntime "$ENFORCE" "$WORKLOAD 2>&1"
+expect "enforcing the learned policy: a new write is denied" "sh: write error: Operation not permitted" \
+	run_container sg-obs-new createRuntime "$ENFORCE" 'echo 2000 > /proc/sys/net/core/somaxconn'
+rm -f "$LEARNED"
+
+# learn from a running container, and status counters against known accesses.
+make_bundle "$WORK/sg-obs-live" "$WORK/rootfs" "$SG" createRuntime "$AUDIT" "$(json_args 'sleep 30')"
+CONTAINERS+=(sg-obs-live)
+runc run -d --bundle "$WORK/sg-obs-live" sg-obs-live </dev/null >/dev/null 2>&1
+# dd: exactly one read() each; the program runs once per read() and write().
+runc exec sg-obs-live sh -c 'for i in 1 2 3; do dd if=/proc/sys/kernel/ostype of=/dev/null bs=64 count=1 2>/dev/null; done; echo b.example > /proc/sys/kernel/domainname'
+expect_match "learn --container on a running guard" '"name": "kernel.domainname", "access": "read-write", "values": \["b.example"\]' \
+	"$SG" learn --container sg-obs-live
+counters() {
+	"$SG" status --container sg-obs-live --json | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; c=g["counters"]; print(c["allow"], c["deny"], c["rewrite"], c["audit"])'
+}
+# audit profile (default read): 3 reads allowed, 1 write audited.
+expect "status counters match the accesses" "3 0 0 1" counters
+runc delete --force sg-obs-live >/dev/null 2>&1
+rm -f /var/lib/sysctl-guard/learned/sg-obs-live.json
+finish
