@@ -72,6 +72,23 @@ static const char *libbpf_log_tail(void)
 	return nl ? nl + 1 : tail;
 }
 
+/*
+ * A test seam: SYSCTL_GUARD_FAULT=STEP[,STEP...] makes those kernel steps
+ * fail (bpffs, map_create, prog_load, map_update, attach, pin, rename), so
+ * tests can show that every failure leaves nothing attached or pinned. It can
+ * only make the hook fail, which fails closed.
+ */
+static int injected_fault(const char *step)
+{
+	const char *list = getenv("SYSCTL_GUARD_FAULT");
+	size_t len = strlen(step);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+		if (strncmp(p, step, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return -EIO;
+	return 0;
+}
+
 static void destroy_skel(struct sysctl_guard **skel)
 {
 	sysctl_guard__destroy(*skel);
@@ -92,6 +109,8 @@ int sg_bpffs_prepare(struct sg_err *err)
 {
 	struct statfs sfs;
 
+	if (injected_fault("bpffs"))
+		return sg_system_error(err, EIO, "bpffs: injected fault");
 	if (statfs("/sys/fs/bpf", &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC) {
 		mkdir("/sys/fs/bpf", 0700);
 		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") < 0)
@@ -162,28 +181,51 @@ static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
 	return 0;
 }
 
-/* Array maps are written in batches where the kernel can, element by element otherwise. */
+/*
+ * One BPF_MAP_UPDATE_BATCH call per table where the kernel has it (5.6+),
+ * element by element otherwise: a policy's tables are thousands of entries.
+ */
+static int update_all(int fd, const void *keys, size_t key_size, const void *values,
+		      size_t value_size, size_t n, uint64_t flags)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = flags);
+	uint32_t count = (uint32_t)n;
+
+	if (n == 0)
+		return 0;
+	if (bpf_map_update_batch(fd, keys, values, &count, &opts) == 0 && count == n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)keys + i * key_size,
+					(const char *)values + i * value_size, flags) < 0)
+			return -errno;
+	return 0;
+}
+
+/* An array map's entries; zero entries are skipped, the kernel zeroes arrays. */
 static int fill_array(struct bpf_map *map, const void *values, size_t value_size, size_t n)
 {
-	int fd = bpf_map__fd(map);
+	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
+	_cleanup_free_ char *packed = sg_xcalloc(n, value_size);
+	_cleanup_free_ char *zero = sg_xcalloc(1, value_size);
+	size_t used = 0;
+
 	for (size_t i = 0; i < n; i++) {
-		uint32_t key = (uint32_t)i;
-		if (bpf_map_update_elem(fd, &key, (const char *)values + i * value_size, BPF_ANY) < 0)
-			return -errno;
+		const char *v = (const char *)values + i * value_size;
+		if (memcmp(v, zero, value_size) == 0)
+			continue;
+		keys[used] = (uint32_t)i;
+		memcpy(packed + used * value_size, v, value_size);
+		used++;
 	}
-	return 0;
+	return update_all(bpf_map__fd(map), keys, sizeof(uint32_t), packed, value_size, used,
+			  BPF_ANY);
 }
 
 static int fill_hash(struct bpf_map *map, const void *keys, size_t key_size, const void *values,
 		     size_t value_size, size_t n)
 {
-	int fd = bpf_map__fd(map);
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_update_elem(fd, (const char *)keys + i * key_size,
-					(const char *)values + i * value_size, BPF_NOEXIST) < 0)
-			return -errno;
-	}
-	return 0;
+	return update_all(bpf_map__fd(map), keys, key_size, values, value_size, n, BPF_NOEXIST);
 }
 
 static int fill_maps(struct sysctl_guard *skel, const struct sg_compiled *c,
@@ -362,12 +404,16 @@ static int load_program(const struct sg_compiled *c, uint64_t cgid,
 	memcpy((void *)&skel->rodata->config, &config, sizeof(config));
 	memcpy(skel->bss->hash_key, config.hash_key, sizeof(config.hash_key));
 	r = size_maps(skel, c);
+	if (r == 0)
+		r = injected_fault("map_create");
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot size the BPF maps: %s", strerror(-r));
 	r = share_events(skel, err);
 	if (r < 0)
 		return r;
-	r = sysctl_guard__load(skel);
+	r = injected_fault("prog_load");
+	if (r == 0)
+		r = sysctl_guard__load(skel);
 	if (r < 0)
 		return sg_system_error(err, -r,
 				       "the kernel refused the BPF program (%s); does it support "
@@ -380,29 +426,44 @@ static int load_program(const struct sg_compiled *c, uint64_t cgid,
 			fprintf(stderr, "verified_insns %u xlated %u\n", info.verified_insns,
 				info.xlated_prog_len / 8);
 	}
-	r = fill_maps(skel, c, config.hash_key, meta);
+	r = injected_fault("map_update");
+	if (r == 0)
+		r = fill_maps(skel, c, config.hash_key, meta);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot fill the policy maps: %s", strerror(-r));
 	*out = SG_TAKE(skel);
 	return 0;
 }
 
-/* Points the existing guard's link at the new program; returns the link fd. */
-static int replace_program(const char *final_dir, struct sysctl_guard *skel, struct sg_err *err)
+/* Opens the link of the guard being replaced. */
+static int open_link(const char *dir, struct sg_err *err)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/link", final_dir);
-	int link_fd = bpf_obj_get(path);
-	if (link_fd < 0)
+	snprintf(path, sizeof(path), "%s/link", dir);
+	int fd = bpf_obj_get(path);
+	if (fd < 0)
 		return sg_system_error(err, errno, "cannot open the pinned link %s: %s", path,
 				       strerror(errno));
-	if (bpf_link_update(link_fd, bpf_program__fd(skel->progs.sysctl_guard), NULL) < 0) {
-		int e = errno;
-		close(link_fd);
-		return sg_system_error(err, e, "cannot replace the program of %s: %s", path,
-				       strerror(e));
+	return fd;
+}
+
+/*
+ * The new maps and the link are in place under @final_dir and the old ones
+ * under @staging: point the link at the new program, or put the old guard
+ * back when the kernel refuses.
+ */
+static int switch_program(int link_fd, struct sysctl_guard *skel, const char *staging,
+			  const char *final_dir, struct sg_err *err)
+{
+	if (bpf_link_update(link_fd, bpf_program__fd(skel->progs.sysctl_guard), NULL) == 0) {
+		remove_pins(staging, false); /* the old maps */
+		return 0;
 	}
-	return link_fd;
+	int e = errno;
+	renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir, RENAME_EXCHANGE);
+	remove_pins(staging, false);
+	return sg_system_error(err, e, "cannot replace the program of %s: %s", final_dir,
+			       strerror(e));
 }
 
 int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
@@ -455,15 +516,22 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 				       strerror(-r));
 	}
 
+	/*
+	 * A replacement keeps its link (bpf_link_update swaps the program in one
+	 * step) and changes it last, after the new guard is complete: any failure
+	 * before leaves the old guard as it was.
+	 */
 	bool replacing = stat(final_dir, &st) == 0;
 	if (replacing) {
-		link_fd = replace_program(final_dir, skel, err);
+		link_fd = open_link(final_dir, err);
 		if (link_fd < 0) {
 			remove_pins(staging, false);
 			return link_fd;
 		}
 	} else {
-		link = bpf_program__attach_cgroup(skel->progs.sysctl_guard, cg_fd);
+		errno = EIO;
+		if (!injected_fault("attach"))
+			link = bpf_program__attach_cgroup(skel->progs.sysctl_guard, cg_fd);
 		if (!link) {
 			int e = errno;
 			remove_pins(staging, false);
@@ -474,27 +542,29 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 	}
 
 	snprintf(path, sizeof(path), "%s/link", staging);
-	if (bpf_obj_pin(link_fd, path) < 0) {
+	errno = EIO;
+	if (injected_fault("pin") || bpf_obj_pin(link_fd, path) < 0) {
 		int e = errno;
 		remove_pins(staging, !replacing);
 		return sg_system_error(err, e, "cannot pin the link at %s: %s", path, strerror(e));
 	}
 
 	/* The complete guard takes the place of the old one in one step. */
-	if (replacing) {
-		if (renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir, RENAME_EXCHANGE) < 0) {
-			int e = errno;
-			remove_pins(staging, false);
-			return sg_system_error(err, e, "cannot replace %s: %s", final_dir,
-					       strerror(e));
-		}
-		remove_pins(staging, false); /* now holds the old maps */
-	} else if (rename(staging, final_dir) < 0) {
+	int renamed = -1;
+	errno = EIO;
+	if (!injected_fault("rename"))
+		renamed = replacing ? renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir,
+						RENAME_EXCHANGE)
+				    : rename(staging, final_dir);
+	if (renamed < 0) {
 		int e = errno;
-		remove_pins(staging, true);
+		/* The staging link pin is the replaced guard's own link: never detach it. */
+		remove_pins(staging, !replacing);
 		return sg_system_error(err, e, "cannot move %s into place: %s", staging,
 				       strerror(e));
 	}
+	if (replacing)
+		return switch_program(link_fd, skel, staging, final_dir, err);
 	return 0;
 }
 

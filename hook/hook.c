@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dirent.h>
 
@@ -18,6 +19,7 @@
 #include "cli.h"
 #include "compile.h"
 #include "compose.h"
+#include "confine.h"
 #include "config.h"
 #include "guard.h"
 #include "learn.h"
@@ -127,6 +129,35 @@ static bool wants_learning(const struct hook_ctx *h)
 	return learn && strcmp(learn, "true") == 0;
 }
 
+/* A container that can reach bpf(2) with CAP_SYS_ADMIN or CAP_BPF can detach its guard. */
+static int check_tamper(const struct hook_ctx *h, struct sg_err *err)
+{
+	if (!h->oci.bpf_caps || !h->oci.seccomp_allows_bpf ||
+	    h->config.tamper == SG_TAMPER_IGNORE)
+		return 0;
+	static const char what[] = "the container has CAP_SYS_ADMIN or CAP_BPF and its seccomp "
+				   "profile allows bpf(2): it could detach its own guard";
+	if (h->config.tamper == SG_TAMPER_REFUSE)
+		return sg_input_error(err, "%s; refusing to start it (tamper: refuse); drop those "
+					   "capabilities or block bpf(2) in linux.seccomp",
+				      what);
+	sg_warning("%s (tamper: warn)", what);
+	return 0;
+}
+
+/*
+ * A test seam: with SYSCTL_GUARD_CONFINE_SELFTEST set, the confined hook tries
+ * a call it does not need (execve) and says what happened.
+ */
+static void confinement_selftest(void)
+{
+	if (!getenv("SYSCTL_GUARD_CONFINE_SELFTEST"))
+		return;
+	char *const argv[] = {"/bin/true", NULL};
+	execve(argv[0], argv, NULL);
+	sg_warning("confined: execve refused: %s", strerror(errno));
+}
+
 static int resolve_cgroup(const struct hook_ctx *h, char out[PATH_MAX], struct sg_err *err)
 {
 	char mount[PATH_MAX];
@@ -162,6 +193,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		sg_debug("no baseline and no annotation: nothing to guard");
 		return 0;
 	}
+	r = check_tamper(h, err);
+	if (r < 0)
+		return r;
 	r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
 				  h->has_annotation ? &h->annotation : NULL, h->annotation_label,
 				  mode_text ? &mode : NULL, h->oci.sysctls, h->oci.n_sysctls, &h->set,
@@ -179,6 +213,11 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = resolve_cgroup(h, cgroup, err);
 	if (r < 0)
 		return r;
+	/* From here on only the kernel steps of an attach are left. */
+	r = sg_confine(err);
+	if (r < 0)
+		return r;
+	confinement_selftest();
 
 	snprintf(meta.container_id, sizeof(meta.container_id), "%s", h->state.id);
 	snprintf(meta.description, sizeof(meta.description), "%s", h->set.description);

@@ -4,8 +4,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 
 #include "json.h"
+#include "tamper.h"
 #include "util.h"
 
 static int read_annotations(const struct sg_json *obj, const char *origin,
@@ -120,7 +122,14 @@ int sg_oci_config_parse(const char *text, size_t len, const char *origin,
 			     &out->n_annotations, err);
 	if (r < 0)
 		return r;
+	const struct sg_json *process = sg_json_get(root, "process");
+	out->bpf_caps = sg_tamper_caps_allow_bpf(sg_json_get(process, "capabilities"));
 	linux_obj = sg_json_get(root, "linux");
+	r = sg_tamper_seccomp_allows_bpf(sg_json_get(linux_obj, "seccomp"),
+					 &out->seccomp_allows_bpf);
+	if (r < 0)
+		return sg_system_error(err, -r, "%s: cannot analyse linux.seccomp: %s", origin,
+				       strerror(-r));
 	if (!linux_obj || linux_obj->type != SG_JSON_OBJECT)
 		return 0;
 	const char *path = sg_json_get_string(linux_obj, "cgroupsPath");

@@ -40,6 +40,8 @@ struct sg_oci_config {
 	struct sg_sysctl_pair *sysctls; /* as written in linux.sysctl */
 	size_t n_sysctls;
 	char *cgroups_path; /* linux.cgroupsPath or NULL */
+	bool bpf_caps;           /* process.capabilities has CAP_SYS_ADMIN or CAP_BPF */
+	bool seccomp_allows_bpf; /* linux.seccomp (or its absence) lets bpf(2) through */
 };
 
 /* Parses the state JSON ("bundle", or the older "bundlePath"). Errors name "state". */

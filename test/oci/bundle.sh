@@ -30,8 +30,10 @@ c["process"]["args"] = json.loads(args)
 c["linux"]["readonlyPaths"] = [p for p in c["linux"].get("readonlyPaths", []) if p != "/proc/sys"]
 c["linux"]["sysctl"] = json.loads(sysctls)
 c["annotations"] = json.loads(annotations)
+import os
+env = ["SYSCTL_GUARD_CONFIG=" + os.environ["SYSCTL_GUARD_CONFIG"]] if os.environ.get("SYSCTL_GUARD_CONFIG") else []
 if stage != "none":
-    entry = lambda s: {"path": hook, "args": ["sysctl-guard", "hook", s]}
+    entry = lambda s: {"path": hook, "args": ["sysctl-guard", "hook", s], "env": env}
     c["hooks"] = {stage: [entry(stage)], "poststop": [entry("poststop")]}
 json.dump(c, open(path, "w"), indent=2)
 PY

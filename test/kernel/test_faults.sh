@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Every kernel step failing in turn, and hooks killed at any moment: the
+# result is a complete guard or nothing (after gc), never half a guard.
+. "$(dirname "$0")/lib.sh"
+
+DENY=$(policy deny '{ "version": 1, "default": "read" }')
+ALLOW=$(policy allow '{ "version": 1, "default": "read-write" }')
+programs_on() { bpftool cgroup show "$1" 2>/dev/null | grep -c sysctl; }
+staging_left() { ls /sys/fs/bpf/sysctl-guard | grep -c '^staging-'; }
+
+new_cgroup CG
+CGID=$(stat -c %i "$CG")
+for step in bpffs map_create prog_load map_update attach pin rename; do
+	expect "$step fails: exit status 2 and the step named" "2 yes" sh -c \
+		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$DENY\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output' && echo yes)"
+	expect "$step fails: nothing attached" "0" programs_on "$CG"
+	expect "$step fails: nothing pinned" "no" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$CGID ] && echo yes || echo no"
+	expect "$step fails: no staging left" "0" staging_left
+	expect "$step fails: the cgroup is unguarded" "ok" io "$CG" --uts write kernel/domainname x
+done
+
+# A failed replacement keeps the guard that was there.
+attach "$CG" "$DENY" || finish
+for step in prog_load map_update pin rename; do
+	SYSCTL_GUARD_FAULT=$step "$SG" attach --cgroup "$CG" --policy "$ALLOW" >/dev/null 2>&1
+	expect "replacement fails at $step: the old guard still denies" "EPERM" io "$CG" --uts write kernel/domainname x
+	expect "replacement fails at $step: one program" "1" programs_on "$CG"
+done
+"$SG" detach --cgroup "$CG" >/dev/null
+
+# SIGKILL at any moment of an attach.
+for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.12; do
+	"$SG" attach --cgroup "$CG" --policy "$DENY" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$delay"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	"$SG" gc >/dev/null 2>&1
+	n=$(programs_on "$CG")
+	if [ "$n" = 1 ]; then
+		expect "killed after $delay s: a complete guard, pinned, that denies" "yes EPERM" sh -c \
+			"[ -e /sys/fs/bpf/sysctl-guard/$CGID/link ] && echo -n 'yes '; \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+	else
+		expect "killed after $delay s: nothing attached, nothing pinned" "0 no" sh -c \
+			"echo -n '$n '; [ -e /sys/fs/bpf/sysctl-guard/$CGID ] && echo yes || echo no"
+	fi
+	expect "killed after $delay s: gc left no staging directory" "0" staging_left
+	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
+done
+finish

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# `sysctl-guard hook` driven directly: state on stdin, stages, cgroup
+# resolution, bad input, self-confinement, and 100 hooks at once.
+. "$(dirname "$0")/lib.sh"
+
+export SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/config.json
+echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
+SLEEPERS=()
+trap 'kill "${SLEEPERS[@]}" 2>/dev/null; wait 2>/dev/null; cleanup' EXIT
+
+# container ID ANNOTATIONS_JSON [CGROUPS_PATH]: a cgroup with a process in it
+# and a bundle; sets CG, PID, BUNDLE.
+container() {
+	local id=$1 annotations=$2
+	new_cgroup CG
+	sleep 300 &
+	PID=$!
+	SLEEPERS+=("$PID")
+	echo "$PID" >"$CG/cgroup.procs"
+	BUNDLE=$TMPDIR_TEST/$id
+	mkdir -p "$BUNDLE"
+	printf '{"ociVersion": "1.0.2", "annotations": %s, "linux": {"cgroupsPath": "%s"}}\n' \
+		"$annotations" "${3:-${CG#$CG2}}" >"$BUNDLE/config.json"
+}
+state() { printf '{"ociVersion": "1.0.2", "id": "%s", "status": "%s", "pid": %s, "bundle": "%s"}' "$1" "$2" "$3" "$BUNDLE"; }
+write_in() { "$SG_IO" --cgroup "$1" --uts write kernel/domainname x; }
+RO='{"io.sysctl-guard.profile": "read-only"}'
+
+container hook-a "$RO"
+hook_status() { state hook-a created "$PID" | "$SG" hook createRuntime; echo $?; }
+expect "createRuntime from argv attaches, quietly" "0" hook_status
+expect "the guard is attached to the process's cgroup" "EPERM" write_in "$CG"
+expect "status names the container" "1" sh -c "\"$SG\" status --container hook-a --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+expect "poststop (stage from the environment) removes it" "0 ok" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-a stopped 0 | stage=poststop \"$SG\" hook; echo -n \"\$? \"; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+
+container hook-b "$RO"
+expect "prestart with a dead pid falls back to linux.cgroupsPath" "EPERM" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-b created 999999 | \"$SG\" hook prestart && \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+state hook-b stopped 0 | "$SG" hook poststop
+
+container hook-c '{}'
+expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"
+
+bad_state() { echo '{"id": ' | "$SG" hook createRuntime 2>"$TMPDIR_TEST/err"; echo "$? $(grep -o 'state:[0-9]*:[0-9]*: invalid JSON' "$TMPDIR_TEST/err")"; }
+expect "state that is not JSON: exit 1 with a position" "1 state:2:1: invalid JSON" bad_state
+expect "an unknown stage: exit 1" "1" sh -c "echo '{}' | \"$SG\" hook bogus >/dev/null 2>&1; echo \$?"
+
+container hook-d "$RO"
+expect "the confined hook cannot execve, and still attaches" "confined: execve refused: Operation not permitted
+EPERM" sh -c "$(declare -f state); BUNDLE=$BUNDLE; state hook-d created $PID | SYSCTL_GUARD_CONFINE_SELFTEST=1 \"$SG\" hook createRuntime 2>&1 | sed 's/^sysctl-guard: container hook-d: warning: //'; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+state hook-d stopped 0 | "$SG" hook poststop
+
+# 100 hooks for 100 containers at once, every other one read-only, the rest audit.
+declare -A CGS
+for i in $(seq 1 100); do
+	if [ $((i % 2)) = 0 ]; then a=$RO; else a='{"io.sysctl-guard.profile": "audit"}'; fi
+	container "many-$i" "$a"
+	CGS[$i]=$CG
+	state "many-$i" created "$PID" >"$TMPDIR_TEST/state-$i"
+	cp "$BUNDLE/config.json" "$TMPDIR_TEST/config-$i"
+done
+HOOKS=()
+for i in $(seq 1 100); do
+	"$SG" hook createRuntime <"$TMPDIR_TEST/state-$i" >"$TMPDIR_TEST/out-$i" 2>&1 &
+	HOOKS+=($!)
+done
+failed=0
+for pid in "${HOOKS[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+expect "100 concurrent hooks all succeed" "0" echo "$failed"
+bad=0
+for i in $(seq 1 100); do
+	got=$(write_in "${CGS[$i]}")
+	if [ $((i % 2)) = 0 ] && [ "$got" != EPERM ]; then bad=$((bad + 1)); fi
+	if [ $((i % 2)) = 1 ] && [ "$got" != ok ]; then bad=$((bad + 1)); fi
+done
+expect "each of the 100 containers has its own policy, no crosstalk" "0" echo "$bad"
+expect "one guard per container" "100" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+expect "no staging directory left" "0" sh -c "ls /sys/fs/bpf/sysctl-guard | grep -c '^staging-'"
+for i in $(seq 1 100); do
+	printf '{"id": "many-%s", "status": "stopped", "pid": 0, "bundle": "/"}' "$i" | "$SG" hook poststop
+done
+expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+finish
