@@ -228,6 +228,7 @@ int sg_cmd_monitor(int argc, char **argv)
 	m.skipping = true;
 	ring_buffer__consume(rb);
 	m.skipping = false;
+	fprintf(stderr, "sysctl-guard: monitoring every guard on this node; stop with Ctrl-C\n");
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);

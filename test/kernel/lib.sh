@@ -6,16 +6,10 @@
 # (test/kernel/sysctl_io) in the environment.
 
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 
-PASS=0
-FAIL=0
 CGROUPS=()
 TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
@@ -60,20 +54,6 @@ attach() {
 	fi
 }
 
-# expect DESCRIPTION EXPECTED COMMAND...: runs COMMAND, compares its output.
-expect() {
-	local what=$1 expected=$2 got
-	shift 2
-	got=$("$@" 2>&1)
-	if [ "$got" = "$expected" ]; then
-		PASS=$((PASS + 1))
-		echo "ok: $what"
-	else
-		FAIL=$((FAIL + 1))
-		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
-	fi
-}
-
 # io CGROUP [--uts|--net] OP...: sysctl_io inside the cgroup.
 io() {
 	local cg=$1
@@ -81,8 +61,3 @@ io() {
 	"$SG_IO" --cgroup "$cg" "$@"
 }
 
-finish() {
-	echo "$PASS checks passed, $FAIL failed"
-	[ "$FAIL" = 0 ]
-	exit $?
-}

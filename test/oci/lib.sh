@@ -2,17 +2,11 @@
 # Shared by the oci suite: a busybox rootfs, bundles that run our hook,
 # cleanup of every container and guard the test made, assertions.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 . "$(dirname "$0")/bundle.sh"
 
-PASS=0
-FAIL=0
 CONTAINERS=()
 WORK=$(mktemp -d /tmp/sg-oci.XXXXXX)
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
@@ -51,42 +45,9 @@ run_container() {
 	runc run --bundle "$WORK/$id" "$id" </dev/null 2>&1
 }
 
-expect() {
-	local what=$1 expected=$2 got
-	shift 2
-	got=$("$@" 2>&1)
-	if [ "$got" = "$expected" ]; then
-		PASS=$((PASS + 1))
-		echo "ok: $what"
-	else
-		FAIL=$((FAIL + 1))
-		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" "$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
-	fi
-}
-
-# expect_match DESCRIPTION REGEX COMMAND...
-expect_match() {
-	local what=$1 regex=$2 got
-	shift 2
-	got=$("$@" 2>&1)
-	if [[ "$got" =~ $regex ]]; then
-		PASS=$((PASS + 1))
-		echo "ok: $what"
-	else
-		FAIL=$((FAIL + 1))
-		printf 'FAIL: %s\n  expected to match: %s\n  got: %s\n' "$what" "$regex" "$(echo "$got" | tr '\n' '|')"
-	fi
-}
-
 # Pins left for a container id (by the meta map).
 pins_for() {
 	"$SG" status --json | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin) if g["container_id"] == sys.argv[1]))' "$1"
-}
-
-finish() {
-	echo "$PASS checks passed, $FAIL failed"
-	[ "$FAIL" = 0 ]
-	exit $?
 }
 
 # The workload most tests run: a read, a write, and what each observed.

@@ -9,9 +9,9 @@ AUDIT=$(python3 -c 'import json; print(json.dumps({"io.sysctl-guard.profile": "a
 
 "$SG" monitor --json --container sg-obs-audit >"$WORK/events.json" 2>"$WORK/monitor.err" &
 MONITOR=$!
-sleep 0.3
+for _ in $(seq 100); do grep -q monitoring "$WORK/monitor.err" && break; sleep 0.05; done
 expect "audit: the workload runs" "done" run_container sg-obs-audit createRuntime "$AUDIT" "$WORKLOAD"
-sleep 0.3
+sleep 0.5 # the ring buffer is polled every 200 ms
 kill -TERM "$MONITOR"
 wait "$MONITOR"
 expect "monitor stops cleanly on SIGTERM" "0" echo $?

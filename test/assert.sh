@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: Apache-2.0
+# Assertions shared by the shell suites: each check runs a command and
+# compares what it printed; finish reports and sets the exit status.
+
+PASS=0
+FAIL=0
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# expect DESCRIPTION EXPECTED COMMAND...: the output must equal EXPECTED.
+expect() {
+	local what=$1 expected=$2 got
+	shift 2
+	got=$("$@" 2>&1)
+	if [ "$got" = "$expected" ]; then
+		PASS=$((PASS + 1))
+		echo "ok: $what"
+	else
+		FAIL=$((FAIL + 1))
+		printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$what" \
+			"$(echo "$expected" | tr '\n' '|')" "$(echo "$got" | tr '\n' '|')"
+	fi
+}
+
+# expect_match DESCRIPTION REGEX COMMAND...: the output must match REGEX.
+expect_match() {
+	local what=$1 regex=$2 got
+	shift 2
+	got=$("$@" 2>&1)
+	if [[ "$got" =~ $regex ]]; then
+		PASS=$((PASS + 1))
+		echo "ok: $what"
+	else
+		FAIL=$((FAIL + 1))
+		printf 'FAIL: %s\n  expected to match: %s\n  got: %s\n' "$what" "$regex" \
+			"$(echo "$got" | tr '\n' '|')"
+	fi
+}
+
+finish() {
+	echo "$PASS checks passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+	exit $?
+}
