@@ -70,6 +70,18 @@ static SG_INLINE int sg_is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/*
+ * 1 for the whitespace bytes, computed without a branch: a branch here would
+ * split the verifier's walk of the hashing loop into one path per byte kind.
+ * Bit c of the masks is set for ' ' (32) and '\t'..'\r' (9..13).
+ */
+static SG_INLINE __u64 sg_space_bit(unsigned char c)
+{
+	const __u64 low = (1ull << 32) | (0x1full << 9);
+	__u64 below_64 = ((__u64)(c >> 6) - 1) >> 63; /* 1 when c < 64 */
+	return (low >> (c & 63)) & below_64;
+}
+
 /* The winning rule of @layer for the name in s->key, or SG_NO_RULE. */
 static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __u32 layer)
 {
@@ -177,7 +189,7 @@ SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 		 * No branch depends on the state flags: the verifier then sees one
 		 * state per byte position instead of one per flag history.
 		 */
-		__u64 space = sg_is_space((char)c) ? 1 : 0;
+		__u64 space = sg_space_bit(c);
 		sg_hash_byte_if(&h, ' ', (1 - space) & pending_space);
 		sg_hash_byte_if(&h, c, 1 - space);
 		pending_space = space & (pending_space | started);

@@ -6,6 +6,7 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -167,4 +168,13 @@ int sg_cgroup_from_config(const char *cgroups_path, const char *mount, char out[
 		snprintf(out, PATH_MAX, "%s%s/%.*s-%s.scope", mount, expanded, (int)(c2 - c1 - 1),
 			 c1 + 1, c2 + 1);
 	return 0;
+}
+
+bool sg_cgroup_is_root(const char *dir)
+{
+	char mount[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	struct sg_err ignored = {0};
+
+	return sg_cgroup2_mount(mount, &ignored) == 0 && realpath(mount, a) && realpath(dir, b) &&
+	       strcmp(a, b) == 0;
 }

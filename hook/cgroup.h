@@ -4,6 +4,7 @@
 #define SG_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -14,6 +15,9 @@
  * system error (exit 2).
  */
 int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err);
+
+/* Whether @dir is the cgroup2 mount itself: a guard there confines every process on the host. */
+bool sg_cgroup_is_root(const char *dir);
 
 /* Opens @dir, which must be a directory on cgroup2; *id is the kernel's cgroup id. */
 int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err);

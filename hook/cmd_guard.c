@@ -7,6 +7,8 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include "cgroup.h"
 #include "cli.h"
@@ -87,9 +89,11 @@ int sg_cmd_attach(int argc, char **argv)
 		{"policy", required_argument, NULL, 'p'},
 		{"profile", required_argument, NULL, 'P'},
 		{"config", required_argument, NULL, 'c'},
+		{"force", no_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL, *file = NULL, *profile = NULL, *config_path = NULL;
+	bool force = false;
 	int opt;
 
 	optind = 1;
@@ -99,6 +103,7 @@ int sg_cmd_attach(int argc, char **argv)
 		case 'p': file = optarg; break;
 		case 'P': profile = optarg; break;
 		case 'c': config_path = optarg; break;
+		case 'f': force = true; break;
 		default: return sg_usage_error("attach", "unknown option");
 		}
 	}
@@ -115,6 +120,10 @@ int sg_cmd_attach(int argc, char **argv)
 	_cleanup_free_ char *label = NULL;
 	int status = SG_EXIT_OK;
 
+	if (!force && sg_cgroup_is_root(cgroup))
+		return sg_usage_error("attach", "%s is the root of the cgroup hierarchy: a guard there "
+						"confines every process on the host; add --force if that "
+						"is what you mean", cgroup);
 	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0 ||
 	    sg_policy_set_single(&policy, label, &set, &err) < 0 ||
 	    sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {

@@ -213,6 +213,11 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = resolve_cgroup(h, cgroup, err);
 	if (r < 0)
 		return r;
+	if (sg_cgroup_is_root(cgroup))
+		return sg_system_error(err, EPERM,
+				       "the container's cgroup is the root of the hierarchy (%s): a "
+				       "guard there would confine every process on the host",
+				       cgroup);
 	/* From here on only the kernel steps of an attach are left. */
 	r = sg_confine(err);
 	if (r < 0)

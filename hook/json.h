@@ -76,4 +76,11 @@ const char *sg_json_get_string(const struct sg_json *object, const char *key);
 
 const char *sg_json_type_name(enum sg_json_type type);
 
+/*
+ * @len bytes of @s as a JSON string literal for messages: quotes, backslashes
+ * and control characters escaped, cut with "..." (never inside a UTF-8
+ * character) to fit @cap bytes with the NUL. @cap should be at least 8.
+ */
+void sg_json_quote(const char *s, size_t len, char *out, size_t cap);
+
 #endif

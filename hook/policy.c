@@ -23,9 +23,8 @@ struct ctx {
 	struct sg_err *err;
 };
 
-__attribute__((format(printf, 4, 5))) static int invalid(const struct ctx *c,
-							 const struct sg_pos *pos,
-							 const char *path, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int
+invalid(const struct ctx *c, const struct sg_pos *pos, const char *path, const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -60,8 +59,11 @@ static int check_keys(const struct ctx *c, const struct sg_json *object, const c
 		for (const char *const *a = allowed; *a; a++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 a == allowed ? "" : ", ", *a);
-		return invalid(c, &object->object.key_pos[i], path,
-			       "unknown key \"%s\" (expected %s)", object->object.keys[i], list);
+		char key[72];
+		sg_json_quote(object->object.keys[i], strlen(object->object.keys[i]), key,
+			      sizeof(key));
+		return invalid(c, &object->object.key_pos[i], path, "unknown key %s (expected %s)",
+			       key, list);
 	}
 	return 0;
 }
@@ -82,7 +84,9 @@ static int parse_enum(const struct ctx *c, const struct sg_json *v, const char *
 	for (size_t i = 0; i < n; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
 			 names[i]);
-	return invalid(c, &v->pos, path, "\"%s\" is not one of %s", v->string.text, list);
+	char quoted[72];
+	sg_json_quote(v->string.text, v->string.len, quoted, sizeof(quoted));
+	return invalid(c, &v->pos, path, "%s is not one of %s", quoted, list);
 }
 
 static const char *const access_names[] = {"none", "read", "read-write"};
@@ -109,6 +113,9 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 	size_t j = 0;
 	bool pending_space = false;
 
+	if (cap == 0)
+		return -E2BIG;
+	/* j never passes i, so @out may be @value. */
 	for (size_t i = 0; i < len && value[i]; i++) {
 		if (is_value_space(value[i])) {
 			pending_space = j > 0;
@@ -124,8 +131,6 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 			return -E2BIG;
 		out[j++] = value[i];
 	}
-	if (cap == 0)
-		return -E2BIG;
 	out[j] = '\0';
 	return (int)j;
 }
@@ -157,8 +162,7 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const char
 	return 0;
 }
 
-static int parse_int(const struct ctx *c, const struct sg_json *v, const char *path,
-		     int64_t *out)
+static int parse_int(const struct ctx *c, const struct sg_json *v, const char *path, int64_t *out)
 {
 	int r = expect_type(c, v, SG_JSON_NUMBER, path);
 	if (r < 0)
@@ -246,8 +250,8 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const char *
 static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index,
 		      struct sg_rule *rule)
 {
-	static const char *const keys[] = {"name",  "access",       "values",
-					   "range", "on_violation", "rewrite", NULL};
+	static const char *const keys[] = {"name",	   "access",  "values", "range",
+					   "on_violation", "rewrite", NULL};
 	char path[64], key_path[96];
 	const struct sg_json *f;
 	int r, access = 0, violation = 0;
@@ -266,7 +270,8 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index
 	if ((r = parse_name(c, f, key_path, rule)) < 0)
 		return r;
 	if (!(f = FIELD("access")))
-		return invalid(c, &v->pos, path, "\"access\" is required (none, read or read-write)");
+		return invalid(c, &v->pos, path,
+			       "\"access\" is required (none, read or read-write)");
 	if ((r = parse_enum(c, f, key_path, access_names, SG_ARRAY_SIZE(access_names), &access)) <
 	    0)
 		return r;
@@ -279,9 +284,8 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index
 	if (range && (r = parse_range(c, range, key_path, rule)) < 0)
 		return r;
 	const struct sg_json *on_violation = FIELD("on_violation");
-	if (on_violation &&
-	    (r = parse_enum(c, on_violation, key_path, violation_names,
-			    SG_ARRAY_SIZE(violation_names), &violation)) < 0)
+	if (on_violation && (r = parse_enum(c, on_violation, key_path, violation_names,
+					    SG_ARRAY_SIZE(violation_names), &violation)) < 0)
 		return r;
 	rule->on_violation = (enum sg_on_violation)violation;
 	const struct sg_json *rewrite = FIELD("rewrite");
@@ -298,7 +302,10 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index
 #undef FIELD
 
 	/* Constraints only make sense where writes are allowed. */
-	const struct sg_json *constraint = values ? values : range ? range : on_violation ? on_violation : rewrite;
+	const struct sg_json *constraint = values	  ? values
+					   : range	  ? range
+					   : on_violation ? on_violation
+							  : rewrite;
 	if (constraint && rule->access != SG_ACCESS_READ_WRITE)
 		return invalid(c, &constraint->pos, path,
 			       "values, range, on_violation and rewrite need access \"read-write\" "
@@ -321,30 +328,69 @@ __attribute__((format(printf, 2, 3))) static void warn(struct sg_policy *p, cons
 	va_end(ap);
 	if (!msg)
 		return;
-	p->warnings = sg_xrealloc(p->warnings, p->n_warnings + 1, sizeof(char *));
+	/* Doubling at each power of two: a policy may warn about every one of SG_MAX_RULES rules.
+	 */
+	size_t n = p->n_warnings;
+	if ((n & (n - 1)) == 0)
+		p->warnings = sg_xrealloc(p->warnings, n ? 2 * n : 1, sizeof(char *));
 	p->warnings[p->n_warnings++] = msg;
 }
 
-/* A rule whose pattern an earlier rule already has can never win. */
+/* By pattern, then by index: the first of equal patterns comes first. */
+static int by_pattern(const void *a, const void *b, void *rules)
+{
+	const struct sg_rule *r = rules;
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	int d = strcmp(r[ia].pattern, r[ib].pattern);
+	return d ? d : ia < ib ? -1 : ia > ib;
+}
+
+/* Pairs (shadowed rule, the rule shadowing it) by the shadowed rule. */
+static int by_first(const void *a, const void *b)
+{
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	return ia < ib ? -1 : ia > ib;
+}
+
+/*
+ * A rule whose pattern an earlier rule already has can never win: equal
+ * patterns tie on everything but their order. Found by sorting, not by
+ * comparing every pair: a policy may have SG_MAX_RULES rules.
+ */
 static void warn_shadowed(struct sg_policy *p)
 {
-	for (size_t i = 1; i < p->n_rules; i++) {
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(p->rules[i].pattern, p->rules[j].pattern) != 0)
-				continue;
-			warn(p,
-			     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%zu], which "
-			     "has the same name and is listed first",
-			     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, j);
-			break;
+	if (p->n_rules < 2)
+		return;
+	_cleanup_free_ size_t *order = sg_xcalloc(p->n_rules, sizeof(size_t));
+	_cleanup_free_ size_t *pairs = sg_xcalloc(p->n_rules, 2 * sizeof(size_t));
+	size_t n_pairs = 0;
+
+	for (size_t i = 0; i < p->n_rules; i++)
+		order[i] = i;
+	qsort_r(order, p->n_rules, sizeof(size_t), by_pattern, p->rules);
+	for (size_t k = 1, first = order[0]; k < p->n_rules; k++) {
+		if (strcmp(p->rules[order[k]].pattern, p->rules[first].pattern) != 0) {
+			first = order[k];
+			continue;
 		}
+		pairs[2 * n_pairs] = order[k];
+		pairs[2 * n_pairs + 1] = first;
+		n_pairs++;
+	}
+	qsort(pairs, n_pairs, 2 * sizeof(size_t), by_first);
+	for (size_t k = 0; k < n_pairs; k++) {
+		size_t i = pairs[2 * k], j = pairs[2 * k + 1];
+		warn(p,
+		     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%zu], which has the "
+		     "same name and is listed first",
+		     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, j);
 	}
 }
 
 static int parse_policy(const struct ctx *c, const struct sg_json *root, struct sg_policy *out)
 {
-	static const char *const keys[] = {"version", "description", "mode", "default", "rules",
-					   NULL};
+	static const char *const keys[] = {"version", "description", "mode",
+					   "default", "rules",	     NULL};
 	const struct sg_json *f;
 	int r, value;
 
@@ -381,8 +427,8 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 	if ((r = expect_type(c, f, SG_JSON_ARRAY, "rules")) < 0)
 		return r;
 	if (f->array.len > SG_MAX_RULES)
-		return invalid(c, &f->pos, "rules", "%zu rules; at most %d are allowed", f->array.len,
-			       SG_MAX_RULES);
+		return invalid(c, &f->pos, "rules", "%zu rules; at most %d are allowed",
+			       f->array.len, SG_MAX_RULES);
 	out->rules = sg_xcalloc(f->array.len, sizeof(*out->rules));
 	for (size_t i = 0; i < f->array.len; i++) {
 		out->n_rules = i + 1;
@@ -437,6 +483,8 @@ static void free_rule(struct sg_rule *rule)
 
 void sg_policy_free(struct sg_policy *policy)
 {
+	if (!policy)
+		return;
 	for (size_t i = 0; i < policy->n_rules; i++)
 		free_rule(&policy->rules[i]);
 	free(policy->rules);
