@@ -72,6 +72,7 @@ fi
 # Only suites that exist in this tree.
 EXISTING=()
 for s in "${SUITES[@]}"; do
+	[ "$s" = fuzz ] && continue # built and run below, in build-fuzz
 	meson test -C build --list --suite "$s" >/dev/null 2>&1 && [ -n "$(meson test -C build --list --suite "$s" 2>/dev/null)" ] && EXISTING+=("$s")
 done
 [ ${#EXISTING[@]} -gt 0 ] && run_suites build "${EXISTING[@]}"
@@ -82,6 +83,19 @@ if [[ " ${SUITES[*]} " == *" unit "* ]]; then
 			run_suites build-asan unit
 	else
 		echo "sanitizer build failed"
+		FAILED=$((FAILED + 1))
+	fi
+fi
+
+# fuzz: libFuzzer needs clang as the C compiler, so it gets a build of its own.
+if [[ " ${SUITES[*]} " == *" fuzz "* ]]; then
+	if ! command -v clang >/dev/null; then
+		echo "fuzz: skipped: clang is not installed (apt-get install clang libclang-rt-14-dev)"
+		SKIPPED=$((SKIPPED + 1))
+	elif CC=clang setup build-fuzz -Dfuzzing=true -Db_lundef=false && ninja -C build-fuzz; then
+		run_suites build-fuzz fuzz
+	else
+		echo "fuzz build failed"
 		FAILED=$((FAILED + 1))
 	fi
 fi

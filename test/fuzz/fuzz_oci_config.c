@@ -15,6 +15,7 @@
 #include "compile.h"
 #include "compose.h"
 #include "eval.h"
+#include "json.h"
 #include "name.h"
 #include "oci.h"
 #include "policy.h"
@@ -127,6 +128,69 @@ out:
 	sg_policy_free(&annotation);
 }
 
+static bool names_bpf(const struct sg_json *syscalls)
+{
+	for (size_t i = 0; syscalls && syscalls->type == SG_JSON_ARRAY && i < syscalls->array.len;
+	     i++) {
+		const struct sg_json *names = sg_json_get(syscalls->array.items[i], "names");
+		for (size_t n = 0; names && names->type == SG_JSON_ARRAY && n < names->array.len;
+		     n++)
+			if (names->array.items[n]->type == SG_JSON_STRING &&
+			    strcmp(names->array.items[n]->string.text, "bpf") == 0)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * The tamper analysis, where the answer is plain: any capability set naming
+ * CAP_SYS_ADMIN or CAP_BPF; no seccomp profile lets bpf(2) through; a profile
+ * that never names bpf decides it by its default action.
+ */
+static void check_tamper(const uint8_t *data, size_t size, const struct sg_oci_config *config)
+{
+	static const char *const sets[] = {"bounding", "effective", "permitted", "inheritable",
+					   "ambient"};
+	struct sg_json *root = NULL;
+	struct sg_err err = {0};
+
+	if (sg_json_parse((const char *)data, size, "config.json", &root, &err) < 0)
+		fail("config.json parsed once, not twice", err.msg);
+	const struct sg_json *caps = sg_json_get(sg_json_get(root, "process"), "capabilities");
+	bool want_caps = false;
+	for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+		const struct sg_json *list = sg_json_get(caps, sets[s]);
+		for (size_t i = 0; list && list->type == SG_JSON_ARRAY && i < list->array.len;
+		     i++) {
+			const struct sg_json *c = list->array.items[i];
+			if (c->type == SG_JSON_STRING &&
+			    (strcmp(c->string.text, "CAP_SYS_ADMIN") == 0 ||
+			     strcmp(c->string.text, "CAP_BPF") == 0))
+				want_caps = true;
+		}
+	}
+	if (config->bpf_caps != want_caps)
+		fail("bpf_caps disagrees with process.capabilities", want_caps ? "true" : "false");
+
+	const struct sg_json *seccomp = sg_json_get(sg_json_get(root, "linux"), "seccomp");
+	if (!seccomp || seccomp->type != SG_JSON_OBJECT) {
+		if (!config->seccomp_allows_bpf)
+			fail("no seccomp profile, yet bpf(2) is blocked", NULL);
+	} else if (!names_bpf(sg_json_get(seccomp, "syscalls"))) {
+		const char *def = sg_json_get_string(seccomp, "defaultAction");
+		bool allow =
+		    def && (strcmp(def, "SCMP_ACT_ALLOW") == 0 || strcmp(def, "SCMP_ACT_LOG") == 0);
+		bool block =
+		    def &&
+		    (strcmp(def, "SCMP_ACT_ERRNO") == 0 || strcmp(def, "SCMP_ACT_KILL") == 0 ||
+		     strcmp(def, "SCMP_ACT_KILL_PROCESS") == 0 ||
+		     strcmp(def, "SCMP_ACT_KILL_THREAD") == 0 || strcmp(def, "SCMP_ACT_TRAP") == 0);
+		if ((allow && !config->seccomp_allows_bpf) || (block && config->seccomp_allows_bpf))
+			fail("seccomp analysis disagrees with defaultAction", def);
+	}
+	sg_json_free(root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = {SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY,
@@ -138,8 +202,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	int r = sg_oci_config_parse((const char *)data, size, "config.json", &config, &err);
 	if (r < 0) {
-		if (r != -EINVAL || !err.msg[0])
-			fail("rejected without a message", err.msg);
+		/* Invalid input is -EINVAL; only the seccomp analysis can meet a system error. */
+		if (!err.msg[0] || strncmp(err.msg, "config.json", 11) != 0)
+			fail("rejected without a message naming config.json", err.msg);
 		sg_oci_config_free(&config);
 		return 0;
 	}
@@ -161,6 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!config.sysctls[i].name || !config.sysctls[i].value)
 			fail("a linux.sysctl pair without name or value", NULL);
 
+	check_tamper(data, size, &config);
 	compose_and_compile(&bare, &config);
 	sg_oci_config_free(&config);
 	return 0;
