@@ -60,21 +60,6 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* Read by userspace only (status); the program never touches them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 512); /* struct sg_guard_meta */
-} meta SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, SG_NAME_MAX);
-} rule_names SEC(".maps");
-
 struct sg_env {
 	int unused;
 };
@@ -140,25 +125,43 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* Learning: every name, access and value seen (sized to 1 unless learning). */
+/* Learning: every name, access and value seen, by guarded cgroup; filled on demand. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
 	__type(key, struct sg_seen_key);
 	__type(value, __u64);
 } seen SEC(".maps");
+
+/* What belongs to one guarded cgroup (see sysctl_guard.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, struct bpf_cgroup_storage_key);
+	__type(value, struct sg_guard_storage);
+} guard SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, struct bpf_cgroup_storage_key);
+	__type(value, struct sg_guard_totals);
+} totals SEC(".maps");
 
 static SG_INLINE void count(__u32 row, __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
 	__u64 *n = bpf_map_lookup_elem(&counters, &key);
+	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
+
 	if (n)
 		*n += 1;
+	t->verdicts[verdict & (SG_VERDICT_COUNT - 1)] += 1;
 }
 
-static SG_INLINE int wants_event(const struct sg_result *res, int write)
+static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct sg_result *res,
+				  int write)
 {
-	__u32 policy = config.events;
+	__u32 policy = g->events | (config.audit_events ? SG_EVENTS_AUDIT_WRITES : 0);
 
 	if (res->verdict != SG_VERDICT_ALLOW)
 		return 1;
@@ -169,12 +172,14 @@ static SG_INLINE int wants_event(const struct sg_result *res, int write)
 
 /* Reports a decision; a full ring buffer is counted, never silent. */
 static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
-				 const struct sg_result *res, int write)
+				 const struct sg_guard_storage *g, const struct sg_result *res,
+				 int write)
 {
 	struct sg_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		count(config.n_rules + config.n_layers + 1, 0);
+		struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
+		t->events_dropped += 1;
 		return;
 	}
 	e->version = SG_EVENT_VERSION;
@@ -185,7 +190,7 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	e->rule = res->rule;
 	e->layer = res->layer;
 	e->time_ns = bpf_ktime_get_boot_ns();
-	e->guard_cgroup_id = config.guard_cgroup_id;
+	e->guard_cgroup_id = g->cgroup_id;
 	e->pid = 0;
 	e->comm[0] = '\0';
 	if (config.task_helpers) {
@@ -193,7 +198,7 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 		e->cgroup_id = bpf_get_current_cgroup_id();
 	} else {
-		e->cgroup_id = config.guard_cgroup_id;
+		e->cgroup_id = g->cgroup_id;
 	}
 	__builtin_memcpy(e->name, s->key.name, sizeof(e->name));
 	if (bpf_sysctl_get_current_value(ctx, e->current_value, sizeof(e->current_value)) < 0)
@@ -209,11 +214,13 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 }
 
 /* Learning: what the workload reads and writes, with the values written. */
-static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s, int write)
+static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s,
+				const struct sg_guard_storage *g, int write)
 {
 	__u64 one = 1;
 
 	__builtin_memset(&s->seen, 0, sizeof(s->seen));
+	s->seen.guard = g->cgroup_id;
 	s->seen.write = write;
 	__builtin_memcpy(s->seen.name, s->key.name, sizeof(s->seen.name));
 	if (write && bpf_sysctl_get_new_value(ctx, s->seen.value, sizeof(s->seen.value)) < 0)
@@ -255,12 +262,13 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 		s->hash_key[1] = hash_key[1];
 	}
 
-	if (config.learn)
-		remember(ctx, s, write);
+	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
+	if (g->learn)
+		remember(ctx, s, g, write);
 	sg_decide(&env, s, write, ctx->file_pos, &res);
 	count(res.row, res.verdict);
-	if (wants_event(&res, write))
-		emit_event(ctx, s, &res, write);
+	if (wants_event(g, &res, write))
+		emit_event(ctx, s, g, &res, write);
 
 	if (res.verdict == SG_VERDICT_DENY)
 		return 0;

@@ -125,23 +125,37 @@ struct sg_config {
 	__u32 n_classes; /* byte classes: a DFA row has this many entries */
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
-	__u64 guard_cgroup_id; /* the cgroup this program is attached to, for events */
-	__u32 events;          /* enum sg_event_policy */
-	__u32 task_helpers;    /* pid and comm helpers are allowed for this program type */
-	__u32 learn;           /* record every access in the seen map */
-	__u32 pad;
+	__u32 task_helpers; /* pid and comm helpers are allowed for this program type */
+	__u32 audit_events; /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
 	__u64 hash_key[2];   /* key of the values hash; set at load time */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };
 
 /*
- * Counters: one row of SG_VERDICT_COUNT per rule, then one row per layer for
- * names no rule matched, then one row for accesses decided before any rule
- * (name too long, unreadable value), then one whose first column counts
- * events the ring buffer had no room for.
+ * One loaded program serves every cgroup guarded by the same policy; what
+ * belongs to one guarded cgroup lives in cgroup local storage, which the
+ * kernel keeps per attachment.
  */
-#define SG_EXTRA_COUNTER_ROWS 2
+struct sg_guard_storage {
+	__u64 cgroup_id; /* the guarded cgroup, for events */
+	__u32 learn;     /* record every access in the seen map */
+	__u32 events;    /* enum sg_event_policy, beyond denials and rewrites */
+};
+
+/* Per guarded cgroup and CPU: decisions by verdict, and events lost. */
+struct sg_guard_totals {
+	__u64 verdicts[SG_VERDICT_COUNT];
+	__u64 events_dropped;
+	__u64 pad[3];
+};
+
+/*
+ * Per-rule counters of a policy (all cgroups it guards): one row of
+ * SG_VERDICT_COUNT per rule, then one row per layer for names no rule
+ * matched, then one row for accesses decided before any rule (name too long).
+ */
+#define SG_EXTRA_COUNTER_ROWS 1
 
 #define SG_EVENT_VERSION 1
 
@@ -170,7 +184,9 @@ struct sg_event {
 
 /* Key of a guard's seen map (learning): one entry per name, access and value. */
 struct sg_seen_key {
+	__u64 guard; /* the guarded cgroup */
 	__u32 write;
+	__u32 pad;
 	char name[SG_NAME_MAX];
 	char value[SG_VALUE_MAX]; /* as written, zero padded; empty for reads */
 };

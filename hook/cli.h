@@ -3,6 +3,8 @@
 #ifndef SG_CLI_H
 #define SG_CLI_H
 
+#include <stdbool.h>
+
 #include "err.h"
 
 struct sg_command {
@@ -31,6 +33,9 @@ int sg_cmd_learn(int argc, char **argv);
 /* Probes the kernel (hook support, rewriting) and sets compiled->config.rewrite_works. */
 struct sg_compiled;
 int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
+
+/* Some layer of @compiled is in audit mode. */
+bool sg_compiled_audits(const struct sg_compiled *compiled);
 
 /* Prints an error (and says "see --help") and returns SG_EXIT_INPUT. */
 int sg_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

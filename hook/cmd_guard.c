@@ -49,6 +49,14 @@ static int load_policy(const char *file, const char *profile, const char *config
  * Rewriting needs a kernel where bpf_sysctl_set_new_value works; elsewhere
  * rewrite and clamp rules deny, and the user hears why.
  */
+bool sg_compiled_audits(const struct sg_compiled *compiled)
+{
+	for (uint32_t i = 0; i < compiled->config.n_layers && i < SG_LAYERS_MAX; i++)
+		if (compiled->config.layers[i].mode == SG_MODE_AUDIT)
+			return true;
+	return false;
+}
+
 int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 {
 	bool works = false;
@@ -62,13 +70,8 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 		return r;
 	compiled->config.rewrite_works = works;
 	compiled->config.task_helpers = sg_probe_task_helpers();
-	/* Audit layers report every write and record what the workload does, for `learn`. */
-	for (uint32_t i = 0; i < compiled->config.n_layers; i++) {
-		if (compiled->config.layers[i].mode == SG_MODE_AUDIT) {
-			compiled->config.events |= SG_EVENTS_AUDIT_WRITES;
-			compiled->config.learn = 1;
-		}
-	}
+	/* Audit layers report every write. */
+	compiled->config.audit_events = sg_compiled_audits(compiled);
 	if (!works) {
 		for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
 			const struct sg_rule_entry *e = &compiled->rules[i];
@@ -130,13 +133,15 @@ int sg_cmd_attach(int argc, char **argv)
 		status = report(&err);
 		goto out;
 	}
-	snprintf(meta.description, sizeof(meta.description), "%s", set.description);
-	if (sg_guard_attach(cgroup, &compiled, &meta, &err) < 0) {
+	/* An audit guard records what the workload does, for `learn`. */
+	struct sg_guard_options guard_options = {.description = set.description,
+						 .learn = sg_compiled_audits(&compiled)};
+	if (sg_guard_attach(cgroup, &compiled, &guard_options, &meta, &err) < 0) {
 		status = report(&err);
 		goto out;
 	}
 	printf("guarded %s with %s (%u rules, policy %s)\n", cgroup, label, compiled.config.n_rules,
-	       meta.policy_hash);
+	       meta.policy_key);
 out:
 	sg_compiled_free(&compiled);
 	sg_policy_set_free(&set);
@@ -180,23 +185,20 @@ static const char *mode_text(const struct sg_guard_meta *m)
 	return audit && enforce ? "mixed" : audit ? "audit" : "enforce";
 }
 
-/* The last counter row counts dropped events, not decisions. */
 static uint32_t decision_rows(const struct sg_guard_status *st)
 {
-	return st->n_rows ? st->n_rows - 1 : 0;
+	return st->n_rows;
 }
 
 static uint64_t dropped_events(const struct sg_guard_status *st)
 {
-	return st->n_rows ? st->counters[sg_counter_index(st->n_rows - 1, 0)] : 0;
+	return st->events_dropped;
 }
 
+/* This guard's own decisions; per-rule rows count every cgroup sharing the policy. */
 static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_VERDICT_COUNT])
 {
-	memset(totals, 0, SG_VERDICT_COUNT * sizeof(uint64_t));
-	for (uint32_t row = 0; row < decision_rows(st); row++)
-		for (int v = 0; v < SG_VERDICT_COUNT; v++)
-			totals[v] += st->counters[sg_counter_index(row, (uint32_t)v)];
+	memcpy(totals, st->totals, SG_VERDICT_COUNT * sizeof(uint64_t));
 }
 
 static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
@@ -225,7 +227,7 @@ static void print_guard_json(const char *entry, const struct sg_guard_status *st
 	sg_json_write_string(stdout, st->meta.description);
 	printf(", \"policy_hash\": \"%s\", \"mode\": \"%s\", \"attached_at\": %llu, "
 	       "\"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
-	       st->meta.policy_hash, mode_text(&st->meta), (unsigned long long)st->meta.attached_at,
+	       st->meta.policy_key, mode_text(&st->meta), (unsigned long long)st->meta.attached_at,
 	       st->link_alive ? "true" : "false", st->meta.rewrite_works ? "true" : "false");
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
 		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
@@ -325,7 +327,9 @@ int sg_cmd_status(int argc, char **argv)
 		if (!is_guard_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
 			continue;
 		if (sg_guard_read(de->d_name, &st, &read_err) < 0) {
-			fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
+			/* Removed while we looked is no news; anything else is. */
+			if (read_err.code != ENOENT)
+				fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
 			continue;
 		}
 		if (!container || strncmp(st.meta.container_id, container, strlen(container)) == 0) {
@@ -383,5 +387,10 @@ int sg_cmd_gc(int argc, char **argv)
 	}
 	if (dir)
 		closedir(dir);
+	/* Programs of policies no guard uses any more (a minute old, so none is about to be). */
+	int removed = sg_guard_gc_policies(60);
+	if (removed > 0)
+		printf("removed %d unused polic%s from %s\n", removed, removed == 1 ? "y" : "ies",
+		       SG_POLICY_ROOT);
 	return status;
 }

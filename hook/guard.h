@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A guard: the loaded program with its maps, attached to one cgroup through a
- * bpf_link, pinned under SG_PIN_ROOT/<cgroup id>/ so that it outlives the hook
- * and `status`, `detach`, poststop and `gc` can find it:
+ * A guard: the program of a policy (program.h) attached to one cgroup through
+ * a bpf_link, pinned under SG_PIN_ROOT/<cgroup id>/ so that it outlives the
+ * hook and `status`, `detach`, poststop and `gc` can find it:
  *
  *   link        the cgroup link (unpinning it detaches the program)
- *   counters    per-CPU counters, rows of sysctl_guard.h
- *   rule_names  rule index -> name as written, for status
- *   meta        struct sg_guard_meta
- *   seen        learning: every name, access and value seen (struct sg_seen_key)
+ *   meta        struct sg_guard_meta: container, policy key, since when
+ *   rule_names  rule index -> name as written, for status and events
  *
  * A guard is built in a staging directory and renamed into place, so a hook
  * killed at any point leaves a complete guard or a staging directory that
@@ -22,10 +20,9 @@
 
 #include "compile.h"
 #include "err.h"
+#include "program.h"
 
-#define SG_PIN_ROOT     "/sys/fs/bpf/sysctl-guard"
-#define SG_EVENTS_PIN   SG_PIN_ROOT "/events" /* the node's ring buffer of events */
-#define SG_META_FORMAT  1
+#define SG_META_FORMAT    2
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
 
 struct sg_guard_meta {
@@ -38,7 +35,7 @@ struct sg_guard_meta {
 	uint8_t layer_modes[SG_LAYERS_MAX];
 	uint8_t learn; /* the seen map records every access */
 	uint8_t pad[5];
-	char policy_hash[24]; /* hex of a 64-bit hash of the compiled tables */
+	char policy_key[SG_POLICY_KEY_LEN]; /* where the program is pinned (program.h) */
 	char container_id[72];
 	char description[376];
 };
@@ -47,14 +44,23 @@ struct sg_rule_name {
 	char name[SG_NAME_MAX];
 };
 
+/* Options of one guard, beyond its policy. */
+struct sg_guard_options {
+	const char *container_id; /* NULL for `attach` */
+	const char *description;
+	bool learn;      /* record every access for `learn` */
+	uint32_t events; /* enum sg_event_policy beyond denials and rewrites */
+};
+
 /*
- * Loads a program for @compiled and attaches it to the cgroup @cgroup_dir, or
- * atomically replaces the guard already there. Nothing is attached unless
- * every table is in place. @meta's cgroup_id, attached_at and counts are
- * filled in here.
+ * Attaches the program of @compiled (loaded, or shared with the cgroups that
+ * already use this policy) to the cgroup @cgroup_dir, or replaces the guard
+ * already there. Nothing is attached unless every table is in place; a
+ * replacement never leaves the cgroup unguarded. Fills @meta.
  */
 int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *compiled,
-		    struct sg_guard_meta *meta, struct sg_err *err);
+		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
+		    struct sg_err *err);
 
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);
@@ -64,11 +70,13 @@ int sg_guard_remove_entry(const char *entry, struct sg_err *err);
 
 struct sg_guard_status {
 	struct sg_guard_meta meta;
-	bool link_alive;          /* the link is still attached to a live cgroup */
-	uint32_t n_rows;          /* counter rows */
-	uint64_t *counters;       /* n_rows * SG_VERDICT_COUNT, summed over CPUs */
-	struct sg_rule_name *rule_names; /* meta.n_rules */
+	bool link_alive; /* the link is still attached to a live cgroup */
 	uint32_t prog_id;
+	uint64_t totals[SG_VERDICT_COUNT]; /* this guard's decisions by verdict */
+	uint64_t events_dropped;
+	uint32_t n_rows;    /* per-rule counter rows of the policy */
+	uint64_t *counters; /* n_rows * SG_VERDICT_COUNT, all cgroups sharing the policy */
+	struct sg_rule_name *rule_names; /* meta.n_rules */
 };
 
 /* Reads the guard pinned at SG_PIN_ROOT/@entry. */
@@ -81,13 +89,7 @@ void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
 /* The pin directory name of the guard of container @id (or an id prefix); -ENOENT when none. */
 int sg_guard_find_container(const char *id, char entry[32]);
 
-/* Opens the node's events ring buffer, creating and pinning it when missing. */
-int sg_events_open(struct sg_err *err);
-
-/* Makes sure bpffs is mounted at /sys/fs/bpf and SG_PIN_ROOT exists. */
-int sg_bpffs_prepare(struct sg_err *err);
-
-/* A 64-bit FNV-1a over the compiled tables: equal policies get equal hashes. */
-uint64_t sg_compiled_hash(const struct sg_compiled *compiled);
+/* Removes policies no guard uses any more (pinned more than @min_age_s ago); returns how many. */
+int sg_guard_gc_policies(unsigned min_age_s);
 
 #endif

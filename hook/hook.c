@@ -208,8 +208,6 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = sg_prepare_kernel(&h->compiled, err);
 	if (r < 0)
 		return r;
-	if (wants_learning(h))
-		h->compiled.config.learn = 1;
 	r = resolve_cgroup(h, cgroup, err);
 	if (r < 0)
 		return r;
@@ -224,13 +222,16 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		return r;
 	confinement_selftest();
 
-	snprintf(meta.container_id, sizeof(meta.container_id), "%s", h->state.id);
-	snprintf(meta.description, sizeof(meta.description), "%s", h->set.description);
-	r = sg_guard_attach(cgroup, &h->compiled, &meta, err);
+	struct sg_guard_options options = {
+		.container_id = h->state.id,
+		.description = h->set.description,
+		.learn = wants_learning(h) || sg_compiled_audits(&h->compiled),
+	};
+	r = sg_guard_attach(cgroup, &h->compiled, &options, &meta, err);
 	if (r < 0)
 		return r;
 	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, h->set.description,
-		h->compiled.config.n_rules, meta.policy_hash);
+		h->compiled.config.n_rules, meta.policy_key);
 	return 0;
 }
 

@@ -66,18 +66,32 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct learned *)a)->name, ((const struct learned *)b)->name);
 }
 
+/* The accesses the guard at @entry recorded, from its policy's seen map. */
 static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 {
-	char path[PATH_MAX];
 	struct sg_seen_key key, next;
+	struct sg_guard_status st;
 	void *prev = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s/seen", SG_PIN_ROOT, entry);
-	_cleanup_close_ int fd = bpf_obj_get(path);
+	int r = sg_guard_read(entry, &st, err);
+	if (r < 0)
+		return r;
+	uint64_t guard = st.meta.cgroup_id;
+	bool learning = st.meta.learn;
+	_cleanup_close_ int fd = sg_program_open_map(st.meta.policy_key, "seen");
+	sg_guard_status_free(&st);
+	if (!learning)
+		return sg_input_error(err, "the guard of cgroup %s does not record accesses: attach "
+					   "it in audit mode or with io.sysctl-guard.learn=true",
+				      entry);
 	if (fd < 0)
-		return sg_system_error(err, errno, "%s: %s (was the guard attached in audit mode?)",
-				       path, strerror(errno));
+		return sg_system_error(err, errno, "cannot open the record of cgroup %s: %s", entry,
+				       strerror(errno));
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (next.guard != guard)
+			continue;
 		next.name[SG_NAME_MAX - 1] = '\0';
 		next.value[SG_VALUE_MAX - 1] = '\0';
 		struct learned *l = find_or_add(rec, next.name);
@@ -85,8 +99,6 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 			l->written = true;
 			add_value(l, next.value);
 		}
-		key = next;
-		prev = &key;
 	}
 	qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
 	return 0;

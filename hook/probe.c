@@ -147,8 +147,8 @@ static int run_probe(bool *works, struct sg_err *err)
 		return sg_system_error(err, errno, "rewrite probe: cannot create cgroup %s: %s",
 				       cgdir, strerror(errno));
 	}
-	snprintf(meta.description, sizeof(meta.description), "rewrite probe");
-	r = sg_guard_attach(cgdir, &compiled, &meta, err);
+	struct sg_guard_options options = {.description = "rewrite probe"};
+	r = sg_guard_attach(cgdir, &compiled, &options, &meta, err);
 	sg_compiled_free(&compiled);
 	if (r == 0) {
 		pid_t pid = fork();

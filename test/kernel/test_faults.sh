@@ -4,8 +4,11 @@
 # result is a complete guard or nothing (after gc), never half a guard.
 . "$(dirname "$0")/lib.sh"
 
-DENY=$(policy deny '{ "version": 1, "default": "read" }')
-ALLOW=$(policy allow '{ "version": 1, "default": "read-write" }')
+# Policies of this run only: a program pinned by another test would be
+# shared, and the load steps would not run at all.
+UNIQUE="{ \"name\": \"kernel.sg_faults_$$_$RANDOM\", \"access\": \"none\" }"
+DENY=$(policy deny "{ \"version\": 1, \"default\": \"read\", \"rules\": [$UNIQUE] }")
+ALLOW=$(policy allow "{ \"version\": 1, \"default\": \"read-write\", \"rules\": [$UNIQUE] }")
 programs_on() { bpftool cgroup show "$1" 2>/dev/null | grep -c sysctl; }
 staging_left() { ls /sys/fs/bpf/sysctl-guard | grep -c '^staging-'; }
 

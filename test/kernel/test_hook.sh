@@ -31,7 +31,7 @@ container hook-a "$RO"
 hook_status() { state hook-a created "$PID" | "$SG" hook createRuntime; echo $?; }
 expect "createRuntime from argv attaches, quietly" "0" hook_status
 expect "the guard is attached to the process's cgroup" "EPERM" write_in "$CG"
-expect "status names the container" "1" sh -c "\"$SG\" status --container hook-a --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+expect "status names the container" "1" sh -c "\"$SG\" status --container hook-a --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
 expect "poststop (stage from the environment) removes it" "0 ok" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-a stopped 0 | stage=poststop \"$SG\" hook; echo -n \"\$? \"; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
 
@@ -77,10 +77,10 @@ for i in $(seq 1 100); do
 	if [ $((i % 2)) = 1 ] && [ "$got" != ok ]; then bad=$((bad + 1)); fi
 done
 expect "each of the 100 containers has its own policy, no crosstalk" "0" echo "$bad"
-expect "one guard per container" "100" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+expect "one guard per container" "100" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 expect "no staging directory left" "0" sh -c "ls /sys/fs/bpf/sysctl-guard | grep -c '^staging-'"
 for i in $(seq 1 100); do
 	printf '{"id": "many-%s", "status": "stopped", "pid": 0, "bundle": "/"}' "$i" | "$SG" hook poststop
 done
-expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 finish

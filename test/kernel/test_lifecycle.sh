@@ -20,7 +20,7 @@ expect "guard pinned by cgroup id" "yes" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$C
 attach "$CG" "$ALLOW" || finish
 expect "second attach replaces the first" "ok" io "$CG" --uts write kernel/domainname x
 expect "still one program attached" "1" programs_on "$CG"
-expect "status shows one guard for the cgroup" "1" sh -c "\"$SG\" status --cgroup \"$CG\" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+expect "status shows one guard for the cgroup" "1" sh -c "\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
 
 attach "$CG" "$DENY" || finish
 expect "and back" "EPERM" io "$CG" --uts write kernel/domainname x
@@ -46,7 +46,7 @@ rmdir "$GONE"
 # rmdir. (Another test's gc may be the one that removes it.)
 gc_until_removed() {
 	for _ in $(seq 50); do
-		"$SG" gc >/dev/null
+		"$SG" gc >/dev/null 2>&1
 		[ -e "/sys/fs/bpf/sysctl-guard/$GONEID" ] || { echo removed; return; }
 		sleep 0.1
 	done
@@ -58,4 +58,16 @@ expect "attach with a missing policy fails with exit 1" "1" sh -c "\"$SG\" attac
 expect "a failed attach leaves nothing attached" "0" programs_on "$CG"
 expect "attach to the root of the hierarchy needs --force" "1 0" sh -c \
 	"\"$SG\" attach --cgroup \"$CG2\" --policy \"$DENY\" >/dev/null 2>&1; echo -n \"\$? \"; bpftool cgroup show \"$CG2\" | grep -c sysctl"
+# One program per policy: a second cgroup with the same policy shares it,
+# and each cgroup keeps its own counters.
+new_cgroup SHA
+new_cgroup SHB
+attach "$SHA" "$DENY" && attach "$SHB" "$DENY" || finish
+prog_of() { bpftool cgroup show "$1" | awk '/sysctl/ { print $1 }'; }
+expect "two cgroups with one policy share one program" "$(prog_of "$SHA")" prog_of "$SHB"
+io "$SHA" --uts write kernel/domainname x >/dev/null
+io "$SHA" --uts write kernel/domainname y >/dev/null
+denies() { "$SG" status --cgroup "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["counters"]["deny"])'; }
+expect "the first cgroup counted its two denials" "2" denies "$SHA"
+expect "the second cgroup counted none" "0" denies "$SHB"
 finish

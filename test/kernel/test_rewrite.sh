@@ -43,5 +43,5 @@ expect "audit: no rewrite" "ok
 ok evil.example" io "$AUD" --uts write kernel/domainname evil.example read kernel/domainname
 expect "audit: no clamp" "ok
 ok 65535" io "$AUD" --net write net/core/somaxconn 65535 read net/core/somaxconn
-expect "audit: counted as audit verdicts" "yes" sh -c "\"$SG\" status --cgroup \"$AUD\" --json | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; print(\"yes\" if g[\"counters\"][\"audit\"] >= 4 and g[\"counters\"][\"deny\"] == 0 else g)'"
+expect "audit: counted as audit verdicts" "yes" sh -c "\"$SG\" status --cgroup \"$AUD\" --json 2>/dev/null | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; print(\"yes\" if g[\"counters\"][\"audit\"] >= 4 and g[\"counters\"][\"deny\"] == 0 else g)'"
 finish

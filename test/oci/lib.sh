@@ -47,7 +47,7 @@ run_container() {
 
 # Pins left for a container id (by the meta map).
 pins_for() {
-	"$SG" status --json | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin) if g["container_id"] == sys.argv[1]))' "$1"
+	"$SG" status --json 2>/dev/null | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin) if g["container_id"] == sys.argv[1]))' "$1"
 }
 
 # The workload most tests run: a read, a write, and what each observed.
