@@ -26,10 +26,32 @@ static const char *const needed[] = {
 	"socket", "connect", "sendto", "sendmsg",
 };
 
+#ifdef __SANITIZE_ADDRESS__
+/* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
+static const char *const sanitizer_needs[] = {
+	"clone", "clone3", "ptrace", "wait4", "waitid", "prctl", "sched_yield", "getppid",
+	"kill", "tgkill", "pipe2", "set_robust_list", "rseq", "getdents",
+};
+#endif
+
 static void release(scmp_filter_ctx *ctx)
 {
 	if (*ctx)
 		seccomp_release(*ctx);
+}
+
+static int allow_all(scmp_filter_ctx ctx, const char *const *names, size_t n, struct sg_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		if (r < 0)
+			return sg_system_error(err, -r, "seccomp: cannot allow %s: %s", names[i],
+					       strerror(-r));
+	}
+	return 0;
 }
 
 int sg_confine(struct sg_err *err)
@@ -38,16 +60,14 @@ int sg_confine(struct sg_err *err)
 
 	if (!ctx)
 		return sg_system_error(err, ENOMEM, "seccomp: cannot create a filter");
-	for (size_t i = 0; i < SG_ARRAY_SIZE(needed); i++) {
-		int nr = seccomp_syscall_resolve_name(needed[i]);
-		if (nr == __NR_SCMP_ERROR)
-			continue; /* not on this architecture */
-		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-		if (r < 0)
-			return sg_system_error(err, -r, "seccomp: cannot allow %s: %s", needed[i],
-					       strerror(-r));
-	}
-	int r = seccomp_load(ctx);
+	int r = allow_all(ctx, needed, SG_ARRAY_SIZE(needed), err);
+#ifdef __SANITIZE_ADDRESS__
+	if (r == 0)
+		r = allow_all(ctx, sanitizer_needs, SG_ARRAY_SIZE(sanitizer_needs), err);
+#endif
+	if (r < 0)
+		return r;
+	r = seccomp_load(ctx);
 	if (r < 0)
 		return sg_system_error(err, -r, "seccomp: cannot load the hook's own filter: %s",
 				       strerror(-r));

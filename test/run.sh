@@ -9,7 +9,7 @@ ROOT=$PWD
 
 PACKAGES="libbpf-dev libelf-dev zlib1g-dev libyajl-dev libseccomp-dev clang llvm bpftool
 meson ninja-build pkg-config python3 python3-jsonschema iproute2
-runc crun podman busybox-static libclang-rt-14-dev"
+runc crun podman busybox-static libclang-rt-14-dev valgrind"
 
 install_missing() {
 	local missing=()
@@ -44,7 +44,12 @@ run_suites() {
 	shift
 	for s in "$@"; do args+=(--suite "$s"); done
 	meson test -C "$dir" --print-errorlogs --num-processes 2 "${args[@]}"
-	local log="$dir/meson-logs/testlog.json"
+	count_results "$dir/meson-logs/testlog.json"
+}
+
+# count_results LOG: adds a meson JSON test log's results to the totals.
+count_results() {
+	local log=$1 p f s
 	[ -f "$log" ] || return
 	read -r p f s < <(python3 - "$log" <<'PY'
 import json, sys
@@ -58,6 +63,15 @@ print(p, f, s)
 PY
 )
 	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+}
+
+# run_under_valgrind DIR TEST...: the named tests under memcheck, counted like suites.
+run_under_valgrind() {
+	local dir=$1
+	shift
+	meson test -C "$dir" --no-rebuild --print-errorlogs \
+		--wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q' "$@"
+	count_results "$dir/meson-logs/testlog-valgrind.json" # meson names the log after the wrapper
 }
 
 SUITES=("$@")
@@ -77,13 +91,27 @@ for s in "${SUITES[@]}"; do
 done
 [ ${#EXISTING[@]} -gt 0 ] && run_suites build "${EXISTING[@]}"
 
-if [[ " ${SUITES[*]} " == *" unit "* ]]; then
+# The same suites again with ASan+UBSan: the binary the kernel and oci
+# suites drive is then the sanitized one too.
+if [ ${#EXISTING[@]} -gt 0 ]; then
 	if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false && ninja -C build-asan; then
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-			run_suites build-asan unit
+			run_suites build-asan "${EXISTING[@]}"
 	else
 		echo "sanitizer build failed"
 		FAILED=$((FAILED + 1))
+	fi
+fi
+
+# The unit tests under valgrind (memcheck): leaks and uninitialised reads.
+if [[ " ${SUITES[*]} " == *" unit "* ]]; then
+	if command -v valgrind >/dev/null; then
+		VALGRIND_TESTS=$(meson test -C build --list --suite unit 2>/dev/null | sed -n 's|^sysctl-guard:unit / ||p' | grep -v schema-agree)
+		# shellcheck disable=SC2086
+		run_under_valgrind build $VALGRIND_TESTS
+	else
+		echo "valgrind: skipped: not installed"
+		SKIPPED=$((SKIPPED + 1))
 	fi
 fi
 

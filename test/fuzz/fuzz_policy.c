@@ -217,6 +217,69 @@ static void write_text(struct fuzz *f, const char *name, uint32_t rule, const ch
 	write_value(f, name, rule, text, strlen(text), 0, expect, new_value);
 }
 
+/*
+ * Integer fields, each in, below or above its range and written in decimal,
+ * hex or octal as the kernel's parser reads them; the verdict and, for a
+ * clamp, the value stored follow from the rule alone.
+ */
+static void write_fields(struct fuzz *f, const char *name, uint32_t rule, const struct sg_rule *r)
+{
+	size_t max_fields = r->range_per_field ? r->n_ranges : SG_FIELDS_MAX;
+	size_t n = 1 + rnd(f, (uint32_t)max_fields);
+	char text[SG_VALUE_MAX * 2], want[SG_VALUE_MAX * 2];
+	size_t o = 0, w = 0;
+	bool out_of_range = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sg_range *rg = &r->ranges[r->range_per_field ? i : 0];
+		int64_t v;
+		int where = (int)rnd(f, 3); /* 0 inside, 1 below, 2 above */
+		if (where == 1 && rg->min > INT64_MIN)
+			v = rg->min - 1;
+		else if (where == 2 && rg->max < INT64_MAX)
+			v = rg->max + 1;
+		else
+			v = rnd(f, 2) ? rg->min : rg->max, where = 0;
+		const char *sep = i == 0 ? (rnd(f, 2) ? " " : "") : (rnd(f, 2) ? "\t" : " ");
+		char field[40];
+		switch (v >= 0 ? rnd(f, 3) : 0) {
+		case 1:
+			snprintf(field, sizeof(field), "0x%" PRIx64, (uint64_t)v);
+			break;
+		case 2:
+			snprintf(field, sizeof(field), "0%" PRIo64, (uint64_t)v);
+			break;
+		default:
+			snprintf(field, sizeof(field), "%" PRId64, v);
+		}
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", sep, field);
+		if (where)
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s%" PRId64,
+					      i ? " " : "", where == 1 ? rg->min : rg->max);
+		else
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s%s", i ? " " : "",
+					      field);
+		out_of_range |= where != 0;
+	}
+	if (rnd(f, 2))
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\n");
+	if (o >= SG_VALUE_MAX)
+		return;
+
+	int expect = SG_VERDICT_ALLOW;
+	const char *stored = NULL;
+	if (out_of_range && r->on_violation != SG_VIOLATION_CLAMP) {
+		expect = SG_VERDICT_DENY;
+	} else if (r->rewrite) {
+		expect = SG_VERDICT_REWRITE;
+		stored = r->rewrite;
+	} else if (out_of_range) {
+		expect = SG_VERDICT_REWRITE;
+		stored = want;
+	}
+	write_text(f, name, rule, text, expect, stored);
+}
+
 /* Every access to @name this harness knows the answer to. */
 static void check_name(struct fuzz *f, const char *name)
 {
@@ -307,6 +370,9 @@ static void check_name(struct fuzz *f, const char *name)
 		if (strlen(text) < SG_VALUE_MAX)
 			write_text(f, name, rule, text, SG_VERDICT_DENY, NULL);
 	}
+	if (r->n_ranges)
+		for (int k = 0; k < 4; k++)
+			write_fields(f, name, rule, r);
 	if (r->n_values == 0 && r->n_ranges == 0)
 		write_text(f, name, rule, "anything", SG_VERDICT_REWRITE, r->rewrite);
 	/* A value the kernel cannot hand over whole is denied for a constrained rule. */

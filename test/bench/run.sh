@@ -1,0 +1,377 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The benchmarks of issue 6, in one command (root):
+#
+#   sudo ./test/bench/run.sh
+#
+# 1. per-access cost of /proc/sys (read; write inside `unshare -n`) from an
+#    unguarded cgroup, one with a trivial return-1 program, and guarded ones
+#    (1, 100, 10,000 rules), interleaved;
+# 2. `sysctl-guard hook` latency and peak RSS (no policy, 100 and 10,000
+#    rules; new and already-used policy) against `true`, with a breakdown,
+#    and `runc run` of a busybox `true` with and without the hook;
+# 3. kernel memory per guard (20 and 10,000 rules);
+# 4. 500 cgroups guarded at once: attach p50/p99, per-access cost in one.
+#
+# Prints a table of ratios measured in this run (medians of per-round paired
+# ratios; variants interleaved). Knobs (environment): ROUNDS (default 15),
+# ITERS (accesses per sample, 50000), HOOK_ROUNDS (2 x ROUNDS), SCALE_N
+# (500), SCALE_BUDGET (seconds, 300), N10K (hook runs with 10,000 rules, 2;
+# raised to HOOK_ROUNDS when one run takes under 5 s), KEEP_RAW=DIR (copy the
+# raw samples there), BIG_RULES (10000; smaller only to smoke-test the script).
+# Nothing host-global is written: writes happen in a fresh network namespace;
+# every cgroup, pin, process and container made here is removed on exit.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+ROUNDS=${ROUNDS:-15}
+ITERS=${ITERS:-50000}
+SCALE_N=${SCALE_N:-500}
+SCALE_BUDGET=${SCALE_BUDGET:-300}
+N10K=${N10K:-2}
+HOOK_ROUNDS=${HOOK_ROUNDS:-$((ROUNDS * 2))} # hook runs are cheap and the process floor is noisy
+BIG=${BIG_RULES:-10000} # only to smoke-test this script quickly: the "10k" rows then have BIG rules
+T_START=$(date +%s)
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { printf '[%4ds] %s\n' $(($(date +%s) - T_START)) "$*" >&2; }
+
+[ "$(id -u)" = 0 ] || die "needs root (sudo $0)"
+for tool in cc clang bpftool python3 runc; do
+	command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+
+# --- build: the hook through the existing build dir, our helpers into a temp dir ---
+log "building with ninja -C $BUILD"
+if ! ninja -C "$BUILD" >/tmp/sg-bench-ninja.$$ 2>&1; then
+	tail -5 /tmp/sg-bench-ninja.$$ >&2
+	if [ -x "$BUILD/sysctl-guard" ]; then
+		log "WARNING: ninja failed (see above); benchmarking the existing $BUILD/sysctl-guard"
+		BUILD_NOTE="ninja FAILED; existing binary used"
+	else
+		rm -f /tmp/sg-bench-ninja.$$
+		die "ninja failed and there is no $BUILD/sysctl-guard"
+	fi
+else
+	BUILD_NOTE="ninja ok"
+fi
+rm -f /tmp/sg-bench-ninja.$$
+[ -x "$BUILD/sysctl-guard" ] || die "no $BUILD/sysctl-guard"
+
+WORK=$(mktemp -d /tmp/sg-bench.XXXXXX)
+BIN=$WORK/bin
+mkdir -p "$BIN" "$WORK/raw" "$WORK/profiles"
+SG=$BIN/sysctl-guard
+CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG2" ] || die "no cgroup2 mount in /proc/self/mountinfo"
+PARENT=""
+PIN_DIR=/sys/fs/bpf/sg-bench-$$
+PIDS=()
+CONTAINERS=()
+TRIVIAL_CGS=()
+
+cleanup() {
+	local pid id dir
+	trap - EXIT INT TERM
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+	for id in "${CONTAINERS[@]}"; do
+		runc delete --force "$id" >/dev/null 2>&1
+		# poststop by hand: removes any guard pinned for this container id
+		printf '{"ociVersion":"1.0.2","id":"%s","status":"stopped","pid":0,"bundle":"%s"}' \
+			"$id" "$WORK" | "$SG" hook poststop >/dev/null 2>&1
+	done
+	if [ -n "$PARENT" ] && [ -d "$PARENT" ]; then
+		for dir in "${TRIVIAL_CGS[@]}"; do
+			bpftool cgroup detach "$dir" sysctl pinned "$PIN_DIR/trivial" 2>/dev/null
+		done
+		while read -r dir; do
+			"$SG" detach --cgroup "$dir" >/dev/null 2>&1
+			rmdir "$dir" 2>/dev/null
+		done < <(find "$PARENT" -mindepth 1 -depth -type d)
+		rmdir "$PARENT" 2>/dev/null || echo "bench: WARNING: could not remove $PARENT" >&2
+	fi
+	rm -rf "$PIN_DIR"
+	if [ -n "${KEEP_RAW:-}" ]; then
+		mkdir -p "$KEEP_RAW" && cp -r "$WORK/raw/." "$KEEP_RAW/"
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# A private copy: others may relink the build dir's binary while this runs.
+cp "$BUILD/sysctl-guard" "$SG" || die "cannot copy $BUILD/sysctl-guard"
+SG_BUILT=$(date -r "$BUILD/sysctl-guard" +%H:%M:%S)
+
+log "compiling the helpers into $BIN"
+CFLAGS="-O2 -Wall -Wextra -Werror"
+cc $CFLAGS -o "$BIN/access_bench" "$HERE/access_bench.c" || die "cannot build access_bench"
+cc $CFLAGS -o "$BIN/spawn_time" "$HERE/spawn_time.c" || die "cannot build spawn_time"
+cc $CFLAGS -shared -fPIC -o "$BIN/bpf_timing.so" "$HERE/bpf_timing.c" -ldl ||
+	die "cannot build bpf_timing.so"
+clang -O2 -g -target bpf -I"/usr/include/$(cc -print-multiarch)" \
+	-c "$HERE/trivial.bpf.c" -o "$BIN/trivial.bpf.o" || die "cannot build trivial.bpf.o"
+ST=$BIN/spawn_time
+GEN="python3 $HERE/gen_policy.py"
+
+PARENT=$(mktemp -d "$CG2/sg-bench.XXXXXX") || die "cannot create a cgroup under $CG2"
+new_cg() { mkdir "$PARENT/$1" && echo "$PARENT/$1"; }
+cgid() { stat -c %i "$1"; }
+
+# attach_timed LABEL CGROUP POLICY: `sysctl-guard attach`, timed into raw/attach.txt.
+attach_timed() {
+	local out
+	out=$("$ST" -e "$WORK/attach.err" "$1" -- "$SG" attach --cgroup "$2" --policy "$3") || return 1
+	echo "$out" >>"$WORK/raw/attach.txt"
+	[ "$(echo "$out" | awk '{print $4}')" = 0 ] || {
+		tail -3 "$WORK/attach.err" >&2
+		return 1
+	}
+}
+
+# The node: a private config (no baseline) whose profiles_dir we fill.
+export SYSCTL_GUARD_CONFIG=$WORK/node.json
+echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles" }' >"$SYSCTL_GUARD_CONFIG"
+
+log "generating policies"
+$GEN 1 "$WORK/p1r.json" --only read
+$GEN 1 "$WORK/p1w.json" --only write
+$GEN 20 "$WORK/p20.json"
+$GEN 100 "$WORK/p100.json"
+$GEN "$BIG" "$WORK/p10k.json"
+for p in p1r p1w p20 p100 p10k; do
+	# every policy decides the accessed names by a rule, never by its default
+	case $p in p1w) names="net.core.somaxconn" ;; p1r) names="kernel.ostype" ;;
+	*) names="kernel.ostype net.core.somaxconn" ;; esac
+	[ $p = p10k ] && continue # explain parses 10k rules in tens of seconds; checked below by access
+	for n in $names; do
+		"$SG" explain "$WORK/$p.json" "$n" --write 4096 | grep -q "rule:   rules\[" ||
+			die "$p.json: $n is not decided by a rule"
+	done
+done
+cp "$WORK/p100.json" "$WORK/profiles/b100.json"
+
+# ---------------------------------------------------------------------------
+log "1. per-access cost: setting up cgroups (the 10,000-rule attach parses for a while)"
+CG_NONE=$(new_cg unguarded)
+CG_TRIV=$(new_cg trivial)
+CG_G1R=$(new_cg g1r)
+CG_G1W=$(new_cg g1w)
+CG_G100=$(new_cg g100)
+CG_G10K=$(new_cg g10k)
+mkdir -p "$PIN_DIR"
+bpftool prog load "$BIN/trivial.bpf.o" "$PIN_DIR/trivial" type cgroup/sysctl ||
+	die "bpftool cannot load the trivial program"
+bpftool cgroup attach "$CG_TRIV" sysctl pinned "$PIN_DIR/trivial" multi ||
+	die "bpftool cannot attach the trivial program"
+TRIVIAL_CGS+=("$CG_TRIV")
+attach_timed attach-1 "$CG_G1R" "$WORK/p1r.json" || die "attach p1r failed"
+attach_timed attach-1 "$CG_G1W" "$WORK/p1w.json" || die "attach p1w failed"
+attach_timed attach-100 "$CG_G100" "$WORK/p100.json" || die "attach p100 failed"
+attach_timed attach-10k "$CG_G10K" "$WORK/p10k.json" || die "attach p10k failed"
+# programs inherited from ancestors would run in every variant: there should be none
+bpftool cgroup show "$CG_NONE" effective 2>/dev/null | grep -c sysctl >"$WORK/raw/inherited.txt"
+CPU=$(($(nproc) - 1))
+log "1. per-access: read, $ROUNDS rounds x $ITERS ops x 5 variants"
+"$BIN/access_bench" --op read --iters "$ITERS" --rounds "$ROUNDS" --cpu "$CPU" \
+	none="$CG_NONE" trivial="$CG_TRIV" g1="$CG_G1R" g100="$CG_G100" g10k="$CG_G10K" \
+	>"$WORK/raw/access_read.txt" || die "access_bench read failed"
+log "1. per-access: write in a new netns, $ROUNDS rounds x $ITERS ops x 5 variants"
+"$BIN/access_bench" --op write --iters "$ITERS" --rounds "$ROUNDS" --cpu "$CPU" \
+	none="$CG_NONE" trivial="$CG_TRIV" g1="$CG_G1W" g100="$CG_G100" g10k="$CG_G10K" \
+	>"$WORK/raw/access_write.txt" || die "access_bench write failed"
+
+# ---------------------------------------------------------------------------
+log "3. kernel memory per guard (20 rules; 10,000 rules = the guard of part 1)"
+CG_M20=$(new_cg m20)
+SYSCTL_GUARD_VERIFIER_STATS=1 attach_timed attach-20 "$CG_M20" "$WORK/p20.json" || die "attach p20 failed"
+grep -h '^verified_insns' "$WORK/attach.err" | tail -1 >"$WORK/raw/verifier.txt"
+python3 "$HERE/summarize.py" memory "/sys/fs/bpf/sysctl-guard/$(cgid "$CG_M20")" \
+	>"$WORK/raw/mem20.json" || die "cannot read the 20-rule guard's memory"
+python3 "$HERE/summarize.py" memory "/sys/fs/bpf/sysctl-guard/$(cgid "$CG_G10K")" \
+	>"$WORK/raw/mem10k.json" || die "cannot read the 10k-rule guard's memory"
+for cg in "$CG_M20" "$CG_G1R" "$CG_G1W" "$CG_G100" "$CG_G10K"; do
+	"$SG" detach --cgroup "$cg" >/dev/null || die "detach $cg failed"
+done
+
+# ---------------------------------------------------------------------------
+log "2. hook latency: bundles, a sleeping target and a companion guard"
+. "$ROOT/test/oci/bundle.sh"
+make_rootfs "$WORK/rootfs" >/dev/null || die "cannot build a busybox rootfs"
+ann() { [ -z "$1" ] && echo '{}' || echo '{"io.sysctl-guard.profile": "'"$1"'"}'; }
+# bundle NAME STAGE PROFILE: a runc bundle running `true`, the hook at STAGE (or none)
+bundle() { make_bundle "$WORK/$1" "$WORK/rootfs" "$SG" "$2" "$(ann "$3")" '["true"]' >/dev/null; }
+bundle h-fast none ""
+bundle h-100new none b100new
+bundle h-100use none b100
+bundle h-10k none b10knew
+bundle r-none none ""
+bundle r-fast createRuntime ""
+bundle r-100new createRuntime b100new
+bundle r-100use createRuntime b100
+bundle r-10k createRuntime b10knew
+
+CG_TARGET=$(new_cg target)
+CG_COMP=$(new_cg companion)
+sleep 100000 &
+PIDS+=($!)
+TARGET_PID=$!
+sleep 100000 &
+PIDS+=($!)
+COMP_PID=$!
+echo "$TARGET_PID" >"$CG_TARGET/cgroup.procs" || die "cannot move sleep into $CG_TARGET"
+echo "$COMP_PID" >"$CG_COMP/cgroup.procs" || die "cannot move sleep into $CG_COMP"
+state() { # state FILE ID PID BUNDLE
+	printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s"}\n' \
+		"$2" "$3" "$4" >"$1"
+}
+for v in fast 100new 100use 10k; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
+state "$WORK/state-comp.json" bench-companion "$COMP_PID" "$WORK/h-100use"
+# the companion: the same 100-rule policy already in use on the node
+"$SG" hook createRuntime <"$WORK/state-comp.json" || die "the hook failed on the companion"
+NONCE=0
+new_profile() { # new_profile NAME RULES: a policy no guard on the node has seen
+	NONCE=$((NONCE + 1))
+	$GEN "$2" "$WORK/profiles/$1.json" --nonce "$$x$NONCE"
+}
+TARGET_ENTRY=/sys/fs/bpf/sysctl-guard/$(cgid "$CG_TARGET")
+detach_target() {
+	[ -e "$TARGET_ENTRY" ] && "$SG" detach --cgroup "$CG_TARGET" >/dev/null
+	[ ! -e "$TARGET_ENTRY" ] || die "detach of the target left $TARGET_ENTRY"
+}
+# hook_run ROUND VARIANT: one timed run; guarded variants must leave a guard.
+hook_run() {
+	local r=$1 v=$2 out
+	case $v in
+	true) out=$("$ST" -i "$WORK/state-fast.json" true -- true) ;;
+	fast) out=$("$ST" -i "$WORK/state-fast.json" -e "$WORK/hook.err" fast -- "$SG" hook createRuntime) ;;
+	100new) new_profile b100new 100
+		out=$("$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" 100new -- "$SG" hook createRuntime) ;;
+	100use) out=$("$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" 100use -- "$SG" hook createRuntime) ;;
+	10k) new_profile b10knew "$BIG" # with the bpf(2) timing shim: its cost is noise at this size
+		out=$("$ST" -i "$WORK/state-10k.json" -e "$WORK/hook.err" 10k -- env LD_PRELOAD="$BIN/bpf_timing.so" \
+			SG_BENCH_BPF_LOG="$WORK/raw/shim_10k.txt" "$SG" hook createRuntime) ;;
+	esac
+	[ "$(echo "$out" | awk '{print $4}')" = 0 ] || { tail -3 "$WORK/hook.err" >&2; die "hook $v failed"; }
+	case $v in
+	true | fast) [ ! -e "$TARGET_ENTRY" ] || die "hook $v attached a guard" ;;
+	*) [ -e "$TARGET_ENTRY" ] || die "hook $v left no guard" ;;
+	esac
+	echo "$r $out" >>"$WORK/raw/hook.txt"
+	detach_target
+}
+log "2. hook latency: warm-up (probe cache, page cache)"
+for v in true fast 100new; do hook_run -1 "$v"; done
+sed -i '/^-1 /d' "$WORK/raw/hook.txt"
+# "in use": the target's guard gets the same policy hash as the companion's
+"$SG" hook createRuntime <"$WORK/state-100use.json" || die "hook 100use failed"
+for cg in "$CG_TARGET" "$CG_COMP"; do
+	"$SG" status --cgroup "$cg" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'
+done >"$WORK/raw/hashes.txt"
+detach_target
+log "2. hook latency: $HOOK_ROUNDS rounds of true/fast/100new/100use, 10k in the first $N10K"
+VARIANTS=(true fast 100new 100use 10k)
+n10k_done=0
+for ((r = 0; r < HOOK_ROUNDS; r++)); do
+	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
+		v=${VARIANTS[$(((k + r) % ${#VARIANTS[@]}))]}
+		if [ "$v" = 10k ]; then
+			[ "$n10k_done" -lt "$N10K" ] || continue
+			t0=$(date +%s%N)
+			hook_run "$r" 10k
+			n10k_done=$((n10k_done + 1))
+			# a parser that handles 10,000 rules quickly gets the full number of runs
+			[ $(($(date +%s%N) - t0)) -lt 5000000000 ] && N10K=$HOOK_ROUNDS
+			log "   10k run $n10k_done took $((($(date +%s%N) - t0) / 1000000)) ms"
+		else
+			hook_run "$r" "$v"
+		fi
+	done
+done
+
+log "2. breakdown: 100-rule hook runs under the bpf(2) timing shim; parse/compile proxies"
+for ((r = 0; r < ROUNDS; r++)); do
+	new_profile b100new 100
+	"$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
+		SG_BENCH_BPF_LOG="$WORK/raw/shim_100.txt" "$SG" hook createRuntime >/dev/null
+	detach_target
+	"$ST" check -- "$SG" check "$WORK/profiles/b100new.json" >>"$WORK/raw/proxy.txt"
+	"$ST" explain -- "$SG" explain "$WORK/profiles/b100new.json" kernel.ostype >>"$WORK/raw/proxy.txt"
+	"$ST" version -- "$SG" --version >>"$WORK/raw/proxy.txt"
+done
+[ -x "$BUILD/test/bench/compile_bench" ] &&
+	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
+
+log "2. runc run of busybox true: $ROUNDS rounds of none/fast/100new/100use, 10k once"
+RVARIANTS=(none fast 100new 100use 10k)
+runc_done10k=0
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((k = 0; k < ${#RVARIANTS[@]}; k++)); do
+		v=${RVARIANTS[$(((k + r) % ${#RVARIANTS[@]}))]}
+		if [ "$v" = 10k ]; then
+			[ "$runc_done10k" -lt 1 ] || [ "$N10K" = "$HOOK_ROUNDS" ] || continue
+			runc_done10k=$((runc_done10k + 1))
+		fi
+		[ "$v" = 100new ] && new_profile b100new 100
+		[ "$v" = 10k ] && new_profile b10knew "$BIG"
+		id=sgb-$$-$v-$r
+		CONTAINERS+=("$id")
+		out=$("$ST" -e "$WORK/runc.err" "$v" -- runc run --bundle "$WORK/r-$v" "$id")
+		[ "$(echo "$out" | awk '{print $4}')" = 0 ] || { tail -5 "$WORK/runc.err" >&2; die "runc run $v failed"; }
+		echo "$r $out" >>"$WORK/raw/runc.txt"
+	done
+done
+# poststop removed every container's guard
+"$SG" status --json 2>/dev/null | grep -q "\"sgb-$$-" && die "a runc container's guard outlived poststop"
+kill "$TARGET_PID" "$COMP_PID" 2>/dev/null
+"$SG" detach --cgroup "$CG_COMP" >/dev/null
+
+# ---------------------------------------------------------------------------
+log "4. scale: per-access with 1 guard, then $SCALE_N guards (budget ${SCALE_BUDGET}s)"
+SCALE=$(new_cg scale)
+mkdir "$SCALE/s1" || die "cannot create $SCALE/s1"
+attach_timed scale "$SCALE/s1" "$WORK/p100.json" || die "attach $SCALE/s1 failed"
+SCALE_ROUNDS=$ROUNDS
+"$BIN/access_bench" --op read --iters "$ITERS" --rounds "$SCALE_ROUNDS" --cpu "$CPU" \
+	trivial="$CG_TRIV" g="$SCALE/s1" >"$WORK/raw/scale_access_1.txt" || die "access_bench failed"
+python3 "$HERE/summarize.py" memory "/sys/fs/bpf/sysctl-guard/$(cgid "$SCALE/s1")" \
+	>"$WORK/raw/mem100.json" || die "cannot read the 100-rule guard's memory"
+t_scale=$(date +%s)
+n=1
+stop_reason=""
+for ((i = 2; i <= SCALE_N; i++)); do
+	if [ $(($(date +%s) - t_scale)) -ge "$SCALE_BUDGET" ]; then
+		stop_reason="time budget of ${SCALE_BUDGET}s reached"
+		break
+	fi
+	mkdir "$SCALE/s$i" || { stop_reason="mkdir of cgroup $i failed"; break; }
+	out=$("$ST" -e "$WORK/scale.err" scale -- "$SG" attach --cgroup "$SCALE/s$i" --policy "$WORK/p100.json")
+	echo "$out" >>"$WORK/raw/scale_attach.txt"
+	if [ "$(echo "$out" | awk '{print $4}')" != 0 ]; then
+		stop_reason="attach $i failed (exit $(echo "$out" | awk '{print $4}')): $(tail -1 "$WORK/scale.err")"
+		break
+	fi
+	n=$i
+done
+guards=$(ls /sys/fs/bpf/sysctl-guard | grep -c '^[0-9]')
+echo "$n $guards ${stop_reason:-all attached}" >"$WORK/raw/scale_n.txt"
+log "4. scale: $n guards attached (${stop_reason:-all}); $guards guards pinned on the node"
+"$BIN/access_bench" --op read --iters "$ITERS" --rounds "$SCALE_ROUNDS" --cpu "$CPU" \
+	trivial="$CG_TRIV" g="$SCALE/s1" >"$WORK/raw/scale_access_n.txt" || die "access_bench failed"
+log "4. scale: detaching $n guards"
+for ((i = 1; i <= SCALE_N; i++)); do
+	[ -d "$SCALE/s$i" ] || break
+	"$SG" detach --cgroup "$SCALE/s$i" >/dev/null 2>&1
+	rmdir "$SCALE/s$i" 2>/dev/null
+done
+
+# ---------------------------------------------------------------------------
+{
+	echo "kernel=$(uname -r) cpus=$(nproc) rounds=$ROUNDS iters=$ITERS"
+	echo "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- hook bpf 2>/dev/null || echo +dirty)"
+	echo "build=$BUILD_NOTE, binary built $SG_BUILT sha256 $(sha256sum "$SG" | cut -c1-12)"
+	echo "elapsed=$(($(date +%s) - T_START))"
+} >"$WORK/raw/meta.txt"
+python3 "$HERE/summarize.py" report "$WORK/raw"

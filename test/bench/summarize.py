@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Helpers of test/bench/run.sh.
+
+    summarize.py memory GUARD_DIR   kernel memory of one guard (JSON, from bpftool)
+    summarize.py report RAW_DIR     the table of figures and ratios of one run
+
+Ratios are medians of per-round paired ratios: in every round each variant
+ran right after the others, so a slow minute of a noisy machine moves the
+numerator and the denominator together.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def bpftool(*args):
+    out = subprocess.run(["bpftool", "-j", *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def memory(guard_dir):
+    link = bpftool("link", "show", "pinned", os.path.join(guard_dir, "link"))
+    prog = bpftool("prog", "show", "id", str(link["prog_id"]))
+    ids = set(prog.get("map_ids", []))
+    # maps pinned for userspace only (meta, rule_names) are not referenced by the program
+    for name in os.listdir(guard_dir):
+        if name != "link":
+            ids.add(bpftool("map", "show", "pinned", os.path.join(guard_dir, name))["id"])
+    maps = [bpftool("map", "show", "id", str(i)) for i in sorted(ids)]
+    btf = bpftool("btf", "show", "id", str(prog["btf_id"])) if "btf_id" in prog else {}
+    if isinstance(btf, list):
+        btf = btf[0] if btf else {}
+    shared = [m for m in maps if m.get("name") == "sg_events"]  # the node's ring buffer
+    own = [m for m in maps if m.get("name") != "sg_events"]
+    result = {
+        "prog_memlock": prog.get("bytes_memlock", 0),
+        "prog_jited": prog.get("bytes_jited", 0),
+        "prog_xlated": prog.get("bytes_xlated", 0),
+        "btf_size": btf.get("size", 0),
+        "maps": [{"name": m.get("name"), "type": m.get("type"), "entries": m.get("max_entries"),
+                  "memlock": m.get("bytes_memlock", 0)} for m in own],
+        "shared": [{"name": m.get("name"), "memlock": m.get("bytes_memlock", 0)} for m in shared],
+    }
+    result["maps_memlock"] = sum(m["memlock"] for m in result["maps"])
+    result["total"] = result["prog_memlock"] + result["maps_memlock"] + result["btf_size"]
+    json.dump(result, sys.stdout, indent=1)
+    print()
+
+
+# --- report ---
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pct(xs, p):
+    """Nearest-rank percentile."""
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
+    return xs[k]
+
+
+def lines(path):
+    try:
+        with open(path) as f:
+            return [l.split() for l in f if l.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def by_round(rows, label_col, value_col, round_col):
+    """{label: {round: value}}"""
+    out = {}
+    for row in rows:
+        out.setdefault(row[label_col], {})[row[round_col]] = float(row[value_col])
+    return out
+
+
+def paired(data, num, den):
+    rounds = set(data.get(num, {})) & set(data.get(den, {}))
+    return median([data[num][r] / data[den][r] for r in rounds])
+
+
+def verdict(ok):
+    return "MET" if ok else "MISSED"
+
+
+def report(raw):
+    R = lambda name: os.path.join(raw, name)
+    meta = dict(l.split("=", 1) for l in open(R("meta.txt")).read().split("\n") if "=" in l)
+    meta_line = open(R("meta.txt")).read().split("\n")[0]
+    out = []
+    p = out.append
+    targets = []
+
+    p(f"sysctl-guard benchmarks: {meta_line}, {meta.get('commit')}, {meta.get('build')}, "
+      f"{meta.get('elapsed')} s")
+    p("Ratios: median over rounds of per-round paired ratios (variants interleaved).")
+
+    # 1. per-access
+    p("")
+    p("1. Per-access cost, ns/op (median)    unguarded  trivial   1 rule  100 rules  10k rules"
+      "   g/triv 1/100/10k     10k/1")
+    access = {}
+    for op, name in (("read", "read kernel/ostype"), ("write", "write net/core/somaxconn (netns)")):
+        d = by_round([l[1:] for l in lines(R(f"access_{op}.txt")) if l[0] == "sample"], 0, 2, 1)
+        med = {k: median(list(v.values())) for k, v in d.items()}
+        rg = [paired(d, g, "trivial") for g in ("g1", "g100", "g10k")]
+        r10 = paired(d, "g10k", "g1")
+        access[op] = (rg, r10)
+        p(f"   {name:34s} {med.get('none', 0):9.0f} {med.get('trivial', 0):8.0f} "
+          f"{med.get('g1', 0):8.0f} {med.get('g100', 0):10.0f} {med.get('g10k', 0):10.0f}"
+          f"   {rg[0]:.3f}/{rg[1]:.3f}/{rg[2]:.3f}  {r10:8.3f}")
+        p(f"   {'':34s} trivial/unguarded {paired(d, 'trivial', 'none'):.3f}, "
+          f"guard's own cost over trivial: {med.get('g100', 0) - med.get('trivial', 0):.0f} ns (100 rules)")
+        targets.append((f"per-access {op}: guarded/trivial <= 1.10 (1/100/10k rules)",
+                        f"{max(rg):.3f} worst", max(rg) <= 1.10))
+        targets.append((f"per-access {op}: 10k rules within 5% of 1 rule", f"{r10:.3f}",
+                        abs(r10 - 1) <= 0.05))
+    try:
+        inherited = int(open(R("inherited.txt")).read().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        inherited = -1
+    p(f"   (sysctl programs inherited by the unguarded cgroup: {inherited})")
+
+    # 2. hook latency
+    p("")
+    hook = lines(R("hook.txt"))
+    hd = by_round(hook, 1, 2, 0)
+    rss = {}
+    for row in hook:
+        rss.setdefault(row[1], []).append(int(row[3]))
+    p("2. Hook latency (state on stdin to exit)   median ms     n   x true   peak RSS KiB (max)")
+    labels = {"true": "`true` (process floor)", "fast": "hook, no policy (fast path)",
+              "100new": "hook, 100 rules, new policy", "100use": "hook, 100 rules, policy in use",
+              "10k": "hook, 10,000 rules, new policy"}
+    hmed = {}
+    for k in ("true", "fast", "100new", "100use", "10k"):
+        if k not in hd:
+            continue
+        v = list(hd[k].values())
+        hmed[k] = median(v) / 1e6
+        p(f"   {labels[k]:38s} {hmed[k]:10.2f} {len(v):5d} {paired(hd, k, 'true'):8.2f}"
+          f"   {int(median(rss[k])):6d} ({max(rss[k])})")
+    fast_ratio = paired(hd, "fast", "true")
+    targets.append(("no-policy fast path <= 1.5x `true`", f"{fast_ratio:.2f}x", fast_ratio <= 1.5))
+    for k, what in (("100new", "100 rules"), ("10k", "10,000 rules")):
+        if k in rss:
+            targets.append((f"hook peak RSS <= 8 MiB, {what}", f"{max(rss[k])} KiB", max(rss[k]) <= 8192))
+
+    def shim(path):
+        rows = [dict(kv.split("=") for kv in l) for l in lines(path)]
+        return {k: median([float(r[k]) for r in rows]) for k in rows[0]} if rows else None, len(rows)
+
+    proxy = {}
+    for l in lines(R("proxy.txt")):
+        proxy.setdefault(l[0], []).append(float(l[1]) / 1e6)
+    comp = {}
+    for l in lines(R("compile_bench.txt")):
+        if l and l[0].isdigit():
+            comp[int(l[0])] = float(l[-1])
+    p("   breakdown, ms (medians; bpf(2) calls timed by an LD_PRELOAD shim, n runs):")
+    p("                       total  parse+compile  probes(n)      verify+JIT  maps(create,fill n)"
+      "  BTF  attach+pins  other user")
+    for label, path in (("100 rules", "shim_100.txt"), ("10,000 rules", "shim_10k.txt")):
+        s, n = shim(R(path))
+        if not s:
+            continue
+        ms = lambda k: s[k] / 1e3
+        p(f"   {label:14s} {ms('total'):10.1f} {ms('pre'):14.1f} {ms('probe_us'):7.1f} ({s['probe_n']:.0f})"
+          f" {ms('main_us'):12.1f} {ms('mapc_us') + ms('mapu_us'):9.1f} ({s['mapu_n']:.0f})"
+          f" {ms('btf_us'):10.2f} {ms('link_us') + ms('pin_us'):10.2f}"
+          f" {ms('user_mid') + ms('post') + ms('other_us'):10.1f}   n={n}, "
+          f"{s['main_insns']:.0f} insns")
+    try:
+        ver = open(R("verifier.txt")).read().split()
+        h = open(R("hashes.txt")).read().split()
+        p(f"   the verifier processed {ver[1]} instructions for the {ver[3]}-instruction guard (20 rules);"
+          f" in-use policy hash {'equals' if len(h) == 2 and h[0] == h[1] else 'DIFFERS from'} the companion's")
+    except (FileNotFoundError, IndexError):
+        pass
+    if proxy:
+        p(f"   proxies, 100 rules (process wall, median): `--version` {median(proxy.get('version', [])):.2f},"
+          f" `check` (parse) {median(proxy.get('check', [])):.2f},"
+          f" `explain` (parse+compile) {median(proxy.get('explain', [])):.2f}")
+    if comp:
+        p("   compile only (compile_bench, in-process): "
+          + ", ".join(f"{k} rules {v:.2f}" for k, v in sorted(comp.items())))
+
+    runc = lines(R("runc.txt"))
+    rd = by_round(runc, 1, 2, 0)
+    p("")
+    p("   runc run busybox `true`                 median ms     n   x no hook")
+    rl = {"none": "no hook", "fast": "hook, no policy", "100new": "hook, 100 rules, new policy",
+          "100use": "hook, 100 rules, policy in use", "10k": "hook, 10,000 rules, new policy"}
+    rr = {}
+    for k in ("none", "fast", "100new", "100use", "10k"):
+        if k not in rd:
+            continue
+        v = list(rd[k].values())
+        rr[k] = paired(rd, k, "none")
+        p(f"   {rl[k]:38s} {median(v) / 1e6:10.2f} {len(v):5d} {rr[k]:8.2f}")
+    for k, lim, what in (("100new", 1.10, "100 rules, new policy"), ("100use", 1.05, "100 rules, in use"),
+                         ("10k", 1.25, "10,000 rules")):
+        if k in rr:
+            targets.append((f"runc start + hook, {what} <= {lim:.2f}x", f"{rr[k]:.2f}x", rr[k] <= lim))
+
+    # 3. kernel memory
+    p("")
+    p("3. Kernel memory per guard (bytes_memlock of prog and maps + program BTF; bytes)")
+    mem = {}
+    for label, path in (("20 rules", "mem20.json"), ("100 rules", "mem100.json"),
+                        ("10,000 rules", "mem10k.json")):
+        try:
+            m = json.load(open(R(path)))
+        except (FileNotFoundError, ValueError):
+            continue
+        mem[label] = m
+        big = sorted(m["maps"], key=lambda x: -x["memlock"])[:3]
+        p(f"   {label:13s} total {m['total']:9d}  prog {m['prog_memlock']} (jited {m['prog_jited']})"
+          f"  maps {m['maps_memlock']} ({len(m['maps'])})  BTF {m['btf_size']}")
+        p(f"   {'':13s} largest maps: " + ", ".join(f"{x['name']} {x['memlock']}" for x in big))
+    if "20 rules" in mem:
+        m = mem["20 rules"]
+        shared = sum(s["memlock"] for s in m["shared"])
+        p(f"   shared by all guards (not counted): events ring buffer {shared}")
+        targets.append(("kernel memory per container, 20 rules <= 64 KiB",
+                        f"{m['total'] / 1024:.1f} KiB", m["total"] <= 65536))
+
+    # 4. scale
+    p("")
+    att = [float(l[1]) / 1e6 for l in lines(R("scale_attach.txt")) if l[3] == "0"]
+    fails = sum(1 for l in lines(R("scale_attach.txt")) if l[3] != "0")
+    try:
+        n_done, pinned, *reason = open(R("scale_n.txt")).read().split()
+    except (FileNotFoundError, ValueError):
+        n_done, pinned, reason = "0", "0", ["not run"]
+    a1 = by_round([l[1:] for l in lines(R("scale_access_1.txt")) if l[0] == "sample"], 0, 2, 1)
+    an = by_round([l[1:] for l in lines(R("scale_access_n.txt")) if l[0] == "sample"], 0, 2, 1)
+    r1, rn = paired(a1, "g", "trivial"), paired(an, "g", "trivial")
+    p(f"4. Scale: {n_done} cgroups guarded at once (100-rule policy; {' '.join(reason)}),"
+      f" {pinned} guards pinned on the node")
+    if att:
+        p50, p99 = pct(att, 50), pct(att, 99)
+        p(f"   attach (`sysctl-guard attach`, process wall) ms: p50 {p50:.1f}  p99 {p99:.1f}"
+          f"  max {max(att):.1f}  p99/p50 {p99 / p50:.2f}  failures {fails}")
+        targets.append((f"{n_done} concurrent guards, all attached, p99 <= 10x p50",
+                        f"{p99 / p50:.2f}x, {fails} failed", fails == 0 and int(n_done) >= 500 and p99 <= 10 * p50))
+    if "100 rules" in mem:
+        p(f"   kernel memory of the {n_done} guards (x the 100-rule guard of part 3):"
+          f" {int(n_done) * mem['100 rules']['total'] / 2**20:.1f} MiB")
+    p(f"   per-access read in guard #1, guarded/trivial: with 1 guard {r1:.3f}, with {n_done} guards"
+      f" {rn:.3f} (x{rn / r1:.3f})")
+    targets.append(("per-access unchanged with 500 guards (no more than 5% slower)", f"x{rn / r1:.3f}",
+                    rn / r1 <= 1.05 and int(n_done) >= 500))
+
+    p("")
+    p("Targets of issue 6:")
+    for what, got, ok in targets:
+        p(f"   {verdict(ok):6s} {what}: {got}")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "memory":
+        memory(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "report":
+        report(sys.argv[2])
+    else:
+        sys.exit("usage: summarize.py memory GUARD_DIR | report RAW_DIR")
