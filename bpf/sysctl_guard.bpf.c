@@ -159,7 +159,7 @@ static SG_INLINE void count(__u32 row, __u32 verdict)
 }
 
 static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct sg_result *res,
-				  int write)
+				 int write)
 {
 	__u32 policy = g->events | (config.audit_events ? SG_EVENTS_AUDIT_WRITES : 0);
 
@@ -215,7 +215,7 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 
 /* Learning: what the workload reads and writes, with the values written. */
 static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s,
-				const struct sg_guard_storage *g, int write)
+			       const struct sg_guard_storage *g, int write)
 {
 	__u64 one = 1;
 

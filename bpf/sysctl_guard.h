@@ -19,7 +19,7 @@
 
 #define SG_NAME_MAX   128 /* bytes with the NUL; longer names are denied */
 #define SG_VALUE_MAX  128 /* bytes with the NUL; a longer write to a constrained rule is denied */
-#define SG_FIELDS_MAX 4   /* integer fields a range can constrain (tcp_rmem has 3) */
+#define SG_FIELDS_MAX 4	  /* integer fields a range can constrain (tcp_rmem has 3) */
 #define SG_LAYERS_MAX 2
 #define SG_BOUND_TEXT 23 /* "-9223372036854775808" fits */
 #define SG_NO_RULE    0xffffffffu
@@ -46,7 +46,7 @@ enum sg_on_violation {
 
 enum sg_rule_flags {
 	SG_RULE_VALUES = 1 << 0,    /* the written value must be in the values table */
-	SG_RULE_RANGE = 1 << 1,     /* integer fields must lie in min/max */
+	SG_RULE_RANGE = 1 << 1,	    /* integer fields must lie in min/max */
 	SG_RULE_RANGE_ALL = 1 << 2, /* one min/max (index 0) applies to every field */
 	SG_RULE_REWRITE = 1 << 3,   /* an accepted write is replaced by rewrite[] */
 };
@@ -61,11 +61,11 @@ enum sg_verdict {
 };
 
 struct sg_rule_entry {
-	__u8 access;       /* enum sg_access */
+	__u8 access;	   /* enum sg_access */
 	__u8 on_violation; /* enum sg_on_violation */
-	__u8 flags;        /* enum sg_rule_flags */
-	__u8 n_ranges;     /* fields with their own range (SG_RULE_RANGE without _ALL) */
-	__u8 layer;        /* index into sg_config.layers, or SG_PINNED_LAYER */
+	__u8 flags;	   /* enum sg_rule_flags */
+	__u8 n_ranges;	   /* fields with their own range (SG_RULE_RANGE without _ALL) */
+	__u8 layer;	   /* index into sg_config.layers, or SG_PINNED_LAYER */
 	__u8 pad[1];
 	__u16 rewrite_len; /* strlen(rewrite) */
 	__s64 min[SG_FIELDS_MAX];
@@ -107,7 +107,7 @@ struct sg_value_hash_key {
 
 struct sg_layer {
 	__u32 dfa_start; /* start state of this layer's pattern DFA */
-	__u8 mode;       /* enum sg_mode */
+	__u8 mode;	 /* enum sg_mode */
 	__u8 default_access;
 	__u8 pad[2];
 };
@@ -115,8 +115,8 @@ struct sg_layer {
 /* Which accesses become events (sg_config.events). Denials and rewrites always do. */
 enum sg_event_policy {
 	SG_EVENTS_AUDIT_WRITES = 1 << 0, /* every write an audit layer saw */
-	SG_EVENTS_READS = 1 << 1,        /* every read */
-	SG_EVENTS_ALL_WRITES = 1 << 2,   /* every write */
+	SG_EVENTS_READS = 1 << 1,	 /* every read */
+	SG_EVENTS_ALL_WRITES = 1 << 2,	 /* every write */
 };
 
 /* Knobs fixed at load time (the program's read-only data). */
@@ -125,8 +125,8 @@ struct sg_config {
 	__u32 n_classes; /* byte classes: a DFA row has this many entries */
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
-	__u32 task_helpers; /* pid and comm helpers are allowed for this program type */
-	__u32 audit_events; /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
+	__u32 task_helpers;  /* pid and comm helpers are allowed for this program type */
+	__u32 audit_events;  /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
 	__u64 hash_key[2];   /* key of the values hash; set at load time */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
@@ -139,8 +139,8 @@ struct sg_config {
  */
 struct sg_guard_storage {
 	__u64 cgroup_id; /* the guarded cgroup, for events */
-	__u32 learn;     /* record every access in the seen map */
-	__u32 events;    /* enum sg_event_policy, beyond denials and rewrites */
+	__u32 learn;	 /* record every access in the seen map */
+	__u32 events;	 /* enum sg_event_policy, beyond denials and rewrites */
 };
 
 /* Per guarded cgroup and CPU: decisions by verdict, and events lost. */
@@ -172,13 +172,13 @@ struct sg_event {
 	__s32 layer; /* -1 when none */
 	__u32 pid;   /* 0 when the kernel does not let this program read it */
 	__u32 pad2;
-	__u64 time_ns;         /* CLOCK_BOOTTIME */
+	__u64 time_ns;	       /* CLOCK_BOOTTIME */
 	__u64 guard_cgroup_id; /* the cgroup the deciding guard is attached to */
 	__u64 cgroup_id;       /* the task's own cgroup, maybe a descendant */
 	char comm[16];
 	char name[SG_NAME_MAX];
 	char current_value[SG_VALUE_MAX];
-	char new_value[SG_VALUE_MAX];   /* as written */
+	char new_value[SG_VALUE_MAX];	/* as written */
 	char final_value[SG_VALUE_MAX]; /* what the kernel got, when rewritten */
 };
 

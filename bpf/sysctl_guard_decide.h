@@ -14,9 +14,9 @@
  *
  * and SG_INLINE, SG_SUBPROG (how the loops over a value are compiled: in BPF
  * global functions, which the verifier checks once, with unknown arguments,
- * instead of on every path that reaches them), and SG_CONFIG_QUAL: volatile in BPF, where the config is
- * read-only data the loader fills in after compilation (without volatile
- * clang would fold the zero initialiser into the code). Loops are bounded and indices masked for the verifier.
+ * instead of on every path that reaches them), and SG_CONFIG_QUAL: volatile in BPF, where the
+ * config is read-only data the loader fills in after compilation (without volatile clang would fold
+ * the zero initialiser into the code). Loops are bounded and indices masked for the verifier.
  */
 #ifndef SYSCTL_GUARD_DECIDE_H
 #define SYSCTL_GUARD_DECIDE_H
@@ -25,43 +25,44 @@
 
 /* Why a decision was taken; carried into counters' callers, events and `explain`. */
 enum sg_reason {
-	SG_REASON_ACCESS = 0,      /* the rule's (or default's) access level decided */
+	SG_REASON_ACCESS = 0,	   /* the rule's (or default's) access level decided */
 	SG_REASON_NAME_TOO_LONG,   /* the kernel's name does not fit SG_NAME_MAX */
-	SG_REASON_FILE_POS,        /* a constrained write not at position 0 */
+	SG_REASON_FILE_POS,	   /* a constrained write not at position 0 */
 	SG_REASON_VALUE_TOO_LONG,  /* a constrained write longer than SG_VALUE_MAX - 1 */
 	SG_REASON_NOT_IN_VALUES,   /* not one of the rule's values */
-	SG_REASON_NOT_INTEGERS,    /* a range rule got something other than integers */
+	SG_REASON_NOT_INTEGERS,	   /* a range rule got something other than integers */
 	SG_REASON_TOO_MANY_FIELDS, /* more fields than the rule has ranges for */
-	SG_REASON_OUT_OF_RANGE,    /* a field outside [min, max] */
-	SG_REASON_CLAMPED,         /* fields moved to the nearest bound */
-	SG_REASON_REWRITTEN,       /* the rule's rewrite value replaced the write */
-	SG_REASON_NO_REWRITE,      /* a rewrite or clamp, but this kernel ignores rewrites */
-	SG_REASON_PINNED,          /* a linux.sysctl pair of the container's config */
+	SG_REASON_OUT_OF_RANGE,	   /* a field outside [min, max] */
+	SG_REASON_CLAMPED,	   /* fields moved to the nearest bound */
+	SG_REASON_REWRITTEN,	   /* the rule's rewrite value replaced the write */
+	SG_REASON_NO_REWRITE,	   /* a rewrite or clamp, but this kernel ignores rewrites */
+	SG_REASON_PINNED,	   /* a linux.sysctl pair of the container's config */
 	SG_REASON_COUNT,
 };
 
 /* The per-access working memory: a per-CPU map value in BPF, a local in userspace. */
 struct sg_scratch {
-	__u64 hash_key[2];               /* the values hash key of this program */
-	struct sg_exact_key key;         /* the name being decided, zero padded */
-	struct sg_value_hash_key vkey;   /* values-table lookups */
-	char cur[2 * SG_VALUE_MAX]; /* the value being written, NUL terminated; rewrites land here */
-	char out[2 * SG_VALUE_MAX]; /* a clamped value being assembled */
+	__u64 hash_key[2];	       /* the values hash key of this program */
+	struct sg_exact_key key;       /* the name being decided, zero padded */
+	struct sg_value_hash_key vkey; /* values-table lookups */
+	char
+	    cur[2 * SG_VALUE_MAX]; /* the value being written, NUL terminated; rewrites land here */
+	char out[2 * SG_VALUE_MAX];	  /* a clamped value being assembled */
 	__u32 field_start[SG_FIELDS_MAX]; /* where each integer field's text starts in cur */
 	__u32 field_end[SG_FIELDS_MAX];
 	__u32 clamp_to[SG_FIELDS_MAX]; /* 0: kept, 1: min, 2: max */
-	__u32 written_len;  /* bytes the caller wrote */
-	struct sg_seen_key seen; /* learning: the seen map's key */
-	__u32 cur_len;      /* bytes of cur before its NUL */
-	__u32 cur_too_long; /* the write did not fit cur */
+	__u32 written_len;	       /* bytes the caller wrote */
+	struct sg_seen_key seen;       /* learning: the seen map's key */
+	__u32 cur_len;		       /* bytes of cur before its NUL */
+	__u32 cur_too_long;	       /* the write did not fit cur */
 };
 
 struct sg_result {
-	__u32 verdict;   /* enum sg_verdict */
-	__u32 reason;    /* enum sg_reason */
-	__u32 rule;      /* deciding rule or SG_NO_RULE */
-	__s32 layer;     /* deciding layer or -1 */
-	__u32 row;       /* counter row (sysctl_guard.h) */
+	__u32 verdict;	 /* enum sg_verdict */
+	__u32 reason;	 /* enum sg_reason */
+	__u32 rule;	 /* deciding rule or SG_NO_RULE */
+	__s32 layer;	 /* deciding layer or -1 */
+	__u32 row;	 /* counter row (sysctl_guard.h) */
 	__u32 rewritten; /* scratch.cur holds the value the kernel must store */
 };
 
@@ -217,7 +218,8 @@ SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_entry
 		__u32 to = s->clamp_to[f];
 		if (to) {
 			__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
-			const struct sg_bound_text *b = &rule->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
+			const struct sg_bound_text *b =
+			    &rule->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
 			s->out[pos & (2 * SG_VALUE_MAX - 1)] = ' ';
 			pos += 1;
 			/*
@@ -231,7 +233,7 @@ SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_entry
 			__u32 start = s->field_start[f];
 			for (i = 0; i < SG_VALUE_MAX; i++)
 				s->out[(pos + i) & (2 * SG_VALUE_MAX - 1)] =
-					s->cur[(start + i) & (2 * SG_VALUE_MAX - 1)];
+				    s->cur[(start + i) & (2 * SG_VALUE_MAX - 1)];
 			pos += s->field_end[f] - start;
 		}
 		if (pos >= SG_VALUE_MAX)
@@ -296,7 +298,8 @@ static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule
 		__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
 		if (!(rule->flags & SG_RULE_RANGE_ALL) && f >= rule->n_ranges)
 			return SG_REASON_TOO_MANY_FIELDS;
-		__s64 lo = rule->min[r & (SG_FIELDS_MAX - 1)], hi = rule->max[r & (SG_FIELDS_MAX - 1)];
+		__s64 lo = rule->min[r & (SG_FIELDS_MAX - 1)],
+		      hi = rule->max[r & (SG_FIELDS_MAX - 1)];
 		__u32 to = v < lo ? 1 : v > hi ? 2 : 0;
 		if (to && rule->on_violation != SG_VIOLATION_CLAMP)
 			return SG_REASON_OUT_OF_RANGE;
@@ -312,7 +315,8 @@ static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule
 		if (!c)
 			break;
 		if (!sg_is_space(c))
-			return f == SG_FIELDS_MAX ? SG_REASON_TOO_MANY_FIELDS : SG_REASON_NOT_INTEGERS;
+			return f == SG_FIELDS_MAX ? SG_REASON_TOO_MANY_FIELDS
+						  : SG_REASON_NOT_INTEGERS;
 	}
 	return clamped ? SG_REASON_CLAMPED : SG_REASON_ACCESS;
 }
@@ -437,21 +441,23 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 		int enforce = l->mode != SG_MODE_AUDIT;
 		__u32 rule_idx = sg_find_rule(env, s, layer);
 		const struct sg_rule_entry *rule =
-			rule_idx == SG_NO_RULE ? 0 : sg_env_rule(env, rule_idx);
+		    rule_idx == SG_NO_RULE ? 0 : sg_env_rule(env, rule_idx);
 		__u32 access = rule ? rule->access : l->default_access;
 		__u32 row = rule ? rule_idx : cfg->n_rules + layer;
 		__u32 reason = SG_REASON_ACCESS, rewritten = 0;
 		int denied = access < (write ? SG_ACCESS_READ_WRITE : SG_ACCESS_READ);
 
 		if (!denied && write) {
-			reason = sg_check_write(env, s, rule_idx, rule, file_pos, enforce, &rewritten);
+			reason =
+			    sg_check_write(env, s, rule_idx, rule, file_pos, enforce, &rewritten);
 			denied = sg_is_violation(reason);
 		}
 		if (!rule)
 			rule_idx = SG_NO_RULE;
 
 		if (!enforce) {
-			if ((denied || reason != SG_REASON_ACCESS) && res->verdict == SG_VERDICT_ALLOW)
+			if ((denied || reason != SG_REASON_ACCESS) &&
+			    res->verdict == SG_VERDICT_ALLOW)
 				sg_record(res, SG_VERDICT_AUDIT, reason, rule_idx, layer, row);
 			else if (res->verdict == SG_VERDICT_ALLOW)
 				sg_record(res, SG_VERDICT_ALLOW, reason, rule_idx, layer, row);

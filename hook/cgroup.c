@@ -49,9 +49,10 @@ int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
 		snprintf(out, PATH_MAX, "%s", mountpoint);
 		return 0;
 	}
-	return sg_system_error(err, ENOENT,
-			       "no cgroup v2 (cgroup2) mount in /proc/self/mountinfo: sysctl-guard "
-			       "needs the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup/unified)");
+	return sg_system_error(
+	    err, ENOENT,
+	    "no cgroup v2 (cgroup2) mount in /proc/self/mountinfo: sysctl-guard "
+	    "needs the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup/unified)");
 }
 
 int sg_cgroup_id(int fd, uint64_t *id)
@@ -74,15 +75,18 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err)
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dfd < 0)
-		return sg_system_error(err, errno, "cgroup %s: cannot open: %s", dir, strerror(errno));
+		return sg_system_error(err, errno, "cgroup %s: cannot open: %s", dir,
+				       strerror(errno));
 	if (fstatfs(dfd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return sg_system_error(err, ENOTDIR,
-				       "%s is not a cgroup v2 directory (cgroup v1 cannot be guarded; "
-				       "use a directory under the cgroup2 mount)",
-				       dir);
+		return sg_system_error(
+		    err, ENOTDIR,
+		    "%s is not a cgroup v2 directory (cgroup v1 cannot be guarded; "
+		    "use a directory under the cgroup2 mount)",
+		    dir);
 	int r = sg_cgroup_id(dfd, id);
 	if (r < 0)
-		return sg_system_error(err, -r, "cgroup %s: cannot get its id: %s", dir, strerror(-r));
+		return sg_system_error(err, -r, "cgroup %s: cannot get its id: %s", dir,
+				       strerror(-r));
 	*fd = SG_TAKE_FD(dfd);
 	return 0;
 }
@@ -155,8 +159,9 @@ int sg_cgroup_from_config(const char *cgroups_path, const char *mount, char out[
 	c1 = strchr(cgroups_path, ':');
 	c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 	if (!c2 || strchr(c2 + 1, ':'))
-		return sg_input_error(err, "linux.cgroupsPath \"%s\": expected /path or the systemd "
-					   "form slice:prefix:name",
+		return sg_input_error(err,
+				      "linux.cgroupsPath \"%s\": expected /path or the systemd "
+				      "form slice:prefix:name",
 				      cgroups_path);
 	snprintf(slice, sizeof(slice), "%.*s", (int)(c1 - cgroups_path), cgroups_path);
 	if (expand_slice(slice[0] ? slice : "system.slice", expanded, sizeof(expanded)) < 0)

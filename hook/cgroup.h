@@ -25,8 +25,6 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err);
 /* The kernel's cgroup id of an open cgroup2 directory. */
 int sg_cgroup_id(int fd, uint64_t *id);
 
-
-
 /* The cgroup v2 directory of process @pid: its "0::" line of /proc/PID/cgroup under @mount. */
 int sg_cgroup_of_pid(long pid, const char *mount, char out[PATH_MAX], struct sg_err *err);
 

@@ -18,40 +18,40 @@
 #include "util.h"
 
 const struct sg_command sg_commands[] = {
-	{"hook", sg_cmd_hook, "[prestart|createRuntime|poststop]",
-	 "Runs as an OCI hook: reads the container state on stdin and attaches (or, at\n"
-	 "poststop, removes) the container's guard.\n"},
-	{"check", sg_cmd_check, "FILE...",
-	 "Validates policy files. Errors name the file, line:column and JSON path.\n"
-	 "Exit status 0 when every file is valid, 1 otherwise.\n"},
-	{"explain", sg_cmd_explain, "FILE NAME [--write VALUE] [--pos N] | FILE --batch",
-	 "Shows the decision FILE's policy takes for reading NAME (or writing VALUE to\n"
-	 "it at file position N, default 0) and the rule that made it. With --batch,\n"
-	 "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"},
-	{"attach", sg_cmd_attach, "--cgroup DIR (--policy FILE | --profile NAME)",
-	 "Guards the cgroup v2 directory DIR (and its descendants) with a policy,\n"
-	 "replacing the guard already there. Options: --config FILE (node config, for\n"
-	 "profiles_dir); --force to guard the root of the hierarchy, that is every\n"
-	 "process on the host.\n"},
-	{"detach", sg_cmd_detach, "--cgroup DIR",
-	 "Removes the guard of the cgroup v2 directory DIR.\n"},
-	{"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
-	 "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
-	 "and counters per verdict; with --cgroup or --container, per rule too.\n"},
-	{"monitor", sg_cmd_monitor, "[--json] [--container ID] [--syslog]",
-	 "Streams the decisions of every guard on this node: denials and rewrites, every\n"
-	 "write of an audit-mode guard. --json prints one JSON object per line\n"
-	 "(schema/event.schema.json); --syslog sends them to syslog. Stops on SIGINT or\n"
-	 "SIGTERM.\n"},
-	{"learn", sg_cmd_learn, "(--container ID | --cgroup DIR)",
-	 "Prints a policy that allows exactly what the container read and wrote while its\n"
-	 "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
-	 "as values. `check` accepts it; review it before you enforce it.\n"},
-	{"gc", sg_cmd_gc, "",
-	 "Removes guards whose cgroup is gone and staging leftovers of killed hooks.\n"},
-	{"profiles", sg_cmd_profiles, "[--config FILE]",
-	 "Lists the built-in profiles and those installed in profiles_dir.\n"},
-	{NULL, NULL, NULL, NULL},
+    {"hook", sg_cmd_hook, "[prestart|createRuntime|poststop]",
+     "Runs as an OCI hook: reads the container state on stdin and attaches (or, at\n"
+     "poststop, removes) the container's guard.\n"},
+    {"check", sg_cmd_check, "FILE...",
+     "Validates policy files. Errors name the file, line:column and JSON path.\n"
+     "Exit status 0 when every file is valid, 1 otherwise.\n"},
+    {"explain", sg_cmd_explain, "FILE NAME [--write VALUE] [--pos N] | FILE --batch",
+     "Shows the decision FILE's policy takes for reading NAME (or writing VALUE to\n"
+     "it at file position N, default 0) and the rule that made it. With --batch,\n"
+     "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"},
+    {"attach", sg_cmd_attach, "--cgroup DIR (--policy FILE | --profile NAME)",
+     "Guards the cgroup v2 directory DIR (and its descendants) with a policy,\n"
+     "replacing the guard already there. Options: --config FILE (node config, for\n"
+     "profiles_dir); --force to guard the root of the hierarchy, that is every\n"
+     "process on the host.\n"},
+    {"detach", sg_cmd_detach, "--cgroup DIR",
+     "Removes the guard of the cgroup v2 directory DIR.\n"},
+    {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
+     "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
+     "and counters per verdict; with --cgroup or --container, per rule too.\n"},
+    {"monitor", sg_cmd_monitor, "[--json] [--container ID] [--syslog]",
+     "Streams the decisions of every guard on this node: denials and rewrites, every\n"
+     "write of an audit-mode guard. --json prints one JSON object per line\n"
+     "(schema/event.schema.json); --syslog sends them to syslog. Stops on SIGINT or\n"
+     "SIGTERM.\n"},
+    {"learn", sg_cmd_learn, "(--container ID | --cgroup DIR)",
+     "Prints a policy that allows exactly what the container read and wrote while its\n"
+     "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
+     "as values. `check` accepts it; review it before you enforce it.\n"},
+    {"gc", sg_cmd_gc, "",
+     "Removes guards whose cgroup is gone and staging leftovers of killed hooks.\n"},
+    {"profiles", sg_cmd_profiles, "[--config FILE]",
+     "Lists the built-in profiles and those installed in profiles_dir.\n"},
+    {NULL, NULL, NULL, NULL},
 };
 
 const struct sg_command *sg_command_find(const char *name)
@@ -221,10 +221,10 @@ out:
 int sg_cmd_explain(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"write", required_argument, NULL, 'w'},
-		{"pos", required_argument, NULL, 'p'},
-		{"batch", no_argument, NULL, 'b'},
-		{NULL, 0, NULL, 0},
+	    {"write", required_argument, NULL, 'w'},
+	    {"pos", required_argument, NULL, 'p'},
+	    {"batch", no_argument, NULL, 'b'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *value = NULL;
 	bool batch = false;
@@ -262,11 +262,11 @@ int sg_cmd_explain(int argc, char **argv)
 	}
 
 	struct sg_access_req req = {
-		.name = name,
-		.write = value != NULL,
-		.value = value,
-		.value_len = value ? strlen(value) : 0,
-		.file_pos = pos,
+	    .name = name,
+	    .write = value != NULL,
+	    .value = value,
+	    .value_len = value ? strlen(value) : 0,
+	    .file_pos = pos,
 	};
 	struct sg_decision d;
 	sg_eval(&compiled, &req, &d);
@@ -305,8 +305,8 @@ out:
 int sg_cmd_profiles(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
 	int opt;

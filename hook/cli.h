@@ -10,8 +10,8 @@
 struct sg_command {
 	const char *name;
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
-	const char *usage;                 /* one line: arguments */
-	const char *help;                  /* what it does, options */
+	const char *usage;		   /* one line: arguments */
+	const char *help;		   /* what it does, options */
 };
 
 /* NULL-terminated table, in the order --help lists them. */

@@ -62,9 +62,10 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 	bool works = false;
 
 	if (!sg_probe_sysctl_hook())
-		return sg_system_error(err, EOPNOTSUPP,
-				       "this kernel cannot load BPF_PROG_TYPE_CGROUP_SYSCTL programs "
-				       "(needs Linux 5.2+ with CONFIG_CGROUP_BPF)");
+		return sg_system_error(
+		    err, EOPNOTSUPP,
+		    "this kernel cannot load BPF_PROG_TYPE_CGROUP_SYSCTL programs "
+		    "(needs Linux 5.2+ with CONFIG_CGROUP_BPF)");
 	int r = sg_probe_rewrite(&works, err);
 	if (r < 0)
 		return r;
@@ -76,8 +77,9 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 		for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
 			const struct sg_rule_entry *e = &compiled->rules[i];
 			if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
-				sg_warning("this kernel ignores bpf_sysctl_set_new_value() (fixed in "
-					   "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
+				sg_warning(
+				    "this kernel ignores bpf_sysctl_set_new_value() (fixed in "
+				    "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
 				break;
 			}
 		}
@@ -88,12 +90,9 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 int sg_cmd_attach(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"cgroup", required_argument, NULL, 'g'},
-		{"policy", required_argument, NULL, 'p'},
-		{"profile", required_argument, NULL, 'P'},
-		{"config", required_argument, NULL, 'c'},
-		{"force", no_argument, NULL, 'f'},
-		{NULL, 0, NULL, 0},
+	    {"cgroup", required_argument, NULL, 'g'},  {"policy", required_argument, NULL, 'p'},
+	    {"profile", required_argument, NULL, 'P'}, {"config", required_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},	       {NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL, *file = NULL, *profile = NULL, *config_path = NULL;
 	bool force = false;
@@ -102,18 +101,30 @@ int sg_cmd_attach(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
-		case 'g': cgroup = optarg; break;
-		case 'p': file = optarg; break;
-		case 'P': profile = optarg; break;
-		case 'c': config_path = optarg; break;
-		case 'f': force = true; break;
-		default: return sg_usage_error("attach", "unknown option");
+		case 'g':
+			cgroup = optarg;
+			break;
+		case 'p':
+			file = optarg;
+			break;
+		case 'P':
+			profile = optarg;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		default:
+			return sg_usage_error("attach", "unknown option");
 		}
 	}
 	if (!cgroup || optind != argc)
 		return sg_usage_error("attach", "expected --cgroup DIR");
 	if (!file == !profile)
-		return sg_usage_error("attach", "expected exactly one of --policy FILE and --profile NAME");
+		return sg_usage_error("attach",
+				      "expected exactly one of --policy FILE and --profile NAME");
 
 	struct sg_err err = {0};
 	struct sg_policy policy = {0};
@@ -124,9 +135,11 @@ int sg_cmd_attach(int argc, char **argv)
 	int status = SG_EXIT_OK;
 
 	if (!force && sg_cgroup_is_root(cgroup))
-		return sg_usage_error("attach", "%s is the root of the cgroup hierarchy: a guard there "
-						"confines every process on the host; add --force if that "
-						"is what you mean", cgroup);
+		return sg_usage_error("attach",
+				      "%s is the root of the cgroup hierarchy: a guard there "
+				      "confines every process on the host; add --force if that "
+				      "is what you mean",
+				      cgroup);
 	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0 ||
 	    sg_policy_set_single(&policy, label, &set, &err) < 0 ||
 	    sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
@@ -152,8 +165,8 @@ out:
 int sg_cmd_detach(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"cgroup", required_argument, NULL, 'g'},
-		{NULL, 0, NULL, 0},
+	    {"cgroup", required_argument, NULL, 'g'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL;
 	int opt;
@@ -203,7 +216,6 @@ static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_
 
 static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
 
-
 /* The counter row's label: a rule name, a layer default, or early decisions. */
 static void row_label(const struct sg_guard_status *st, uint32_t row, char *out, size_t cap)
 {
@@ -238,8 +250,9 @@ static void print_guard_json(const char *entry, const struct sg_guard_status *st
 		printf("%s{\"rule\": ", row ? ", " : "");
 		sg_json_write_string(stdout, label);
 		for (int v = 0; v < SG_VERDICT_COUNT; v++)
-			printf(", \"%s\": %llu", verdict_names[v],
-			       (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
+			printf(
+			    ", \"%s\": %llu", verdict_names[v],
+			    (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
 		printf("}");
 	}
 	printf("]}");
@@ -270,7 +283,8 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 			continue;
 		row_label(st, row, label, sizeof(label));
 		printf("    %-46s %8llu %6llu %7llu %6llu\n", label, (unsigned long long)c[0],
-		       (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3]);
+		       (unsigned long long)c[1], (unsigned long long)c[2],
+		       (unsigned long long)c[3]);
 	}
 }
 
@@ -282,10 +296,10 @@ static bool is_guard_entry(const char *name)
 int sg_cmd_status(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"cgroup", required_argument, NULL, 'g'},
-		{"container", required_argument, NULL, 'C'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+	    {"cgroup", required_argument, NULL, 'g'},
+	    {"container", required_argument, NULL, 'C'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL, *container = NULL;
 	bool json = false;
@@ -295,10 +309,17 @@ int sg_cmd_status(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
-		case 'g': cgroup = optarg; break;
-		case 'C': container = optarg; break;
-		case 'j': json = true; break;
-		default: return sg_usage_error("status", "unknown option");
+		case 'g':
+			cgroup = optarg;
+			break;
+		case 'C':
+			container = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return sg_usage_error("status", "unknown option");
 		}
 	}
 	if (optind != argc || (cgroup && container))
@@ -318,8 +339,8 @@ int sg_cmd_status(int argc, char **argv)
 	if (json)
 		printf("[");
 	else
-		printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER", "MODE",
-		       "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
+		printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER",
+		       "MODE", "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_guard_status st;
 		struct sg_err read_err = {0};
@@ -332,7 +353,8 @@ int sg_cmd_status(int argc, char **argv)
 				fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
 			continue;
 		}
-		if (!container || strncmp(st.meta.container_id, container, strlen(container)) == 0) {
+		if (!container ||
+		    strncmp(st.meta.container_id, container, strlen(container)) == 0) {
 			if (json)
 				print_guard_json(de->d_name, &st, shown == 0);
 			else
@@ -363,7 +385,8 @@ int sg_cmd_gc(int argc, char **argv)
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_guard_status st;
 		struct sg_err err = {0};
-		bool staging = strncmp(de->d_name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) == 0;
+		bool staging =
+		    strncmp(de->d_name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) == 0;
 
 		if (staging) {
 			/* A staging directory of a hook that still runs is not ours to take. */

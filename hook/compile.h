@@ -15,7 +15,7 @@
 /* Where a compiled rule came from, for explain/status messages. */
 struct sg_rule_origin {
 	const char *policy; /* the policy's origin (points into the set) */
-	size_t index;       /* rules[index] of that policy; SIZE_MAX for a pinned pair */
+	size_t index;	    /* rules[index] of that policy; SIZE_MAX for a pinned pair */
 	const char *name;   /* as written */
 };
 
@@ -38,7 +38,7 @@ struct sg_compiled {
 };
 
 /* Limits that keep the tables (and kernel memory) bounded; exceeding them is input error. */
-#define SG_MAX_RULES      65536
+#define SG_MAX_RULES	  65536
 #define SG_MAX_DFA_STATES 262144
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);

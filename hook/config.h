@@ -12,7 +12,7 @@
 
 #include "policy.h"
 
-#define SG_DEFAULT_CONFIG       "/etc/sysctl-guard/config.json"
+#define SG_DEFAULT_CONFIG	"/etc/sysctl-guard/config.json"
 #define SG_DEFAULT_PROFILES_DIR "/etc/sysctl-guard/profiles"
 
 enum sg_on_unsupported {
@@ -27,15 +27,15 @@ enum sg_tamper {
 };
 
 struct sg_node_config {
-	char *path;           /* file read, NULL when none */
+	char *path;		    /* file read, NULL when none */
 	struct sg_policy *baseline; /* NULL when none */
-	char *baseline_label; /* "profile k8s-safe" or "inline baseline" */
+	char *baseline_label;	    /* "profile k8s-safe" or "inline baseline" */
 	char *profiles_dir;
 	bool allow_inline;
 	enum sg_on_unsupported on_unsupported;
 	enum sg_tamper tamper;
-	bool log_syslog;      /* "log": {"syslog": bool} default true */
-	bool log_debug;       /* "log": {"level": "debug"|"info"} default info */
+	bool log_syslog; /* "log": {"syslog": bool} default true */
+	bool log_debug;	 /* "log": {"level": "debug"|"info"} default info */
 };
 
 /*

@@ -10,27 +10,86 @@
 
 /* What loading, pinning and attaching a guard, and logging, need. */
 static const char *const needed[] = {
-	/* bpf and bpffs */
-	"bpf", "mount", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "unlink",
-	"unlinkat", "rmdir", "statfs", "fstatfs", "name_to_handle_at", "getrandom", "uname",
-	/* files */
-	"openat", "open", "close", "read", "pread64", "write", "writev", "lseek", "fstat",
-	"newfstatat", "stat", "lstat", "statx", "fcntl", "dup", "dup3", "ioctl", "getdents64",
-	"readlink", "readlinkat", "access", "faccessat", "faccessat2",
-	/* memory, threads, time, exit */
-	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "futex", "clock_gettime",
-	"gettimeofday", "time", "nanosleep", "clock_nanosleep", "getpid", "gettid", "getuid",
-	"geteuid", "getgid", "getegid", "prlimit64", "sched_getaffinity", "rt_sigaction",
-	"rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall", "exit", "exit_group",
-	/* syslog over /dev/log */
-	"socket", "connect", "sendto", "sendmsg",
+    /* bpf and bpffs */
+    "bpf",
+    "mount",
+    "mkdir",
+    "mkdirat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "statfs",
+    "fstatfs",
+    "name_to_handle_at",
+    "getrandom",
+    "uname",
+    /* files */
+    "openat",
+    "open",
+    "close",
+    "read",
+    "pread64",
+    "write",
+    "writev",
+    "lseek",
+    "fstat",
+    "newfstatat",
+    "stat",
+    "lstat",
+    "statx",
+    "fcntl",
+    "dup",
+    "dup3",
+    "ioctl",
+    "getdents64",
+    "readlink",
+    "readlinkat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    /* memory, threads, time, exit */
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "futex",
+    "clock_gettime",
+    "gettimeofday",
+    "time",
+    "nanosleep",
+    "clock_nanosleep",
+    "getpid",
+    "gettid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "prlimit64",
+    "sched_getaffinity",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sigaltstack",
+    "restart_syscall",
+    "exit",
+    "exit_group",
+    /* syslog over /dev/log */
+    "socket",
+    "connect",
+    "sendto",
+    "sendmsg",
 };
 
 #ifdef __SANITIZE_ADDRESS__
 /* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
 static const char *const sanitizer_needs[] = {
-	"clone", "clone3", "ptrace", "wait4", "waitid", "prctl", "sched_yield", "getppid",
-	"kill", "tgkill", "pipe2", "set_robust_list", "rseq", "getdents",
+    "clone",   "clone3", "ptrace", "wait4", "waitid",	       "prctl", "sched_yield",
+    "getppid", "kill",	 "tgkill", "pipe2", "set_robust_list", "rseq",	"getdents",
 };
 #endif
 

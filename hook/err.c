@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int set_error(struct sg_err *err, int code, enum sg_exit status, const char *fmt,
-		     va_list ap)
+static int set_error(struct sg_err *err, int code, enum sg_exit status, const char *fmt, va_list ap)
 {
 	if (err && !sg_err_is_set(err)) {
 		err->code = code;

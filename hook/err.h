@@ -18,7 +18,7 @@ enum sg_exit {
 };
 
 struct sg_err {
-	int code;            /* positive errno of the failure, 0 when none */
+	int code;	     /* positive errno of the failure, 0 when none */
 	enum sg_exit status; /* what the process should exit with */
 	char msg[1024];
 };
@@ -28,7 +28,7 @@ int sg_input_error(struct sg_err *err, const char *fmt, ...) __attribute__((form
 
 /* The system refused; @code is a positive errno; returns -code. */
 int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Puts "prefix: " in front of the message already set. */
 void sg_err_prefix(struct sg_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

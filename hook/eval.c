@@ -143,18 +143,18 @@ static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_has
 }
 
 static const char *const reasons[SG_REASON_COUNT] = {
-	[SG_REASON_ACCESS] = "access level",
-	[SG_REASON_NAME_TOO_LONG] = "name too long",
-	[SG_REASON_FILE_POS] = "write not at file position 0 to a constrained rule",
-	[SG_REASON_VALUE_TOO_LONG] = "value too long for a constrained rule",
-	[SG_REASON_NOT_IN_VALUES] = "value not in the rule's values",
-	[SG_REASON_NOT_INTEGERS] = "value is not a list of integers",
-	[SG_REASON_TOO_MANY_FIELDS] = "more fields than the rule has ranges",
-	[SG_REASON_OUT_OF_RANGE] = "a field is out of range",
-	[SG_REASON_CLAMPED] = "clamped to the range",
-	[SG_REASON_REWRITTEN] = "rewritten by the rule",
-	[SG_REASON_NO_REWRITE] = "rewrite needed but this kernel ignores rewrites",
-	[SG_REASON_PINNED] = "a linux.sysctl pair of the container config",
+    [SG_REASON_ACCESS] = "access level",
+    [SG_REASON_NAME_TOO_LONG] = "name too long",
+    [SG_REASON_FILE_POS] = "write not at file position 0 to a constrained rule",
+    [SG_REASON_VALUE_TOO_LONG] = "value too long for a constrained rule",
+    [SG_REASON_NOT_IN_VALUES] = "value not in the rule's values",
+    [SG_REASON_NOT_INTEGERS] = "value is not a list of integers",
+    [SG_REASON_TOO_MANY_FIELDS] = "more fields than the rule has ranges",
+    [SG_REASON_OUT_OF_RANGE] = "a field is out of range",
+    [SG_REASON_CLAMPED] = "clamped to the range",
+    [SG_REASON_REWRITTEN] = "rewritten by the rule",
+    [SG_REASON_NO_REWRITE] = "rewrite needed but this kernel ignores rewrites",
+    [SG_REASON_PINNED] = "a linux.sysctl pair of the container config",
 };
 
 const char *sg_reason_text(unsigned reason)

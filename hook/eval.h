@@ -22,8 +22,8 @@ struct sg_access_req {
 
 struct sg_decision {
 	enum sg_verdict verdict;
-	uint32_t rule;  /* the deciding rule, SG_NO_RULE for a layer default or an early decision */
-	int layer;      /* deciding layer, -1 when none */
+	uint32_t rule;	/* the deciding rule, SG_NO_RULE for a layer default or an early decision */
+	int layer;	/* deciding layer, -1 when none */
 	bool rewritten; /* new_value holds the value the kernel will see */
 	char new_value[SG_VALUE_MAX];
 	const char *reason; /* "not in values", "field 2 above max 65535", ... */

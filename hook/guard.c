@@ -104,7 +104,8 @@ static int set_storage(const struct sg_program *prog, uint64_t cgid,
 {
 	struct bpf_cgroup_storage_key key = {.cgroup_inode_id = cgid,
 					     .attach_type = BPF_CGROUP_SYSCTL};
-	struct sg_guard_storage storage = {.cgroup_id = cgid, .learn = o->learn, .events = o->events};
+	struct sg_guard_storage storage = {
+	    .cgroup_id = cgid, .learn = o->learn, .events = o->events};
 	return bpf_map_update_elem(prog->guard_fd, &key, &storage, BPF_ANY) < 0 ? -errno : 0;
 }
 
@@ -198,9 +199,9 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		r = -errno;
 	if (r == 0 && sg_injected_fault("rename"))
 		r = -EIO;
-	if (r == 0 && (replacing ? renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir,
-					    RENAME_EXCHANGE)
-				 : rename(staging, final_dir)) < 0)
+	if (r == 0 &&
+	    (replacing ? renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir, RENAME_EXCHANGE)
+		       : rename(staging, final_dir)) < 0)
 		r = -errno;
 	if (r < 0) {
 		/* Only a link made here is ours to detach. */

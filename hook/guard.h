@@ -22,7 +22,7 @@
 #include "err.h"
 #include "program.h"
 
-#define SG_META_FORMAT    2
+#define SG_META_FORMAT	  2
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
 
 struct sg_guard_meta {
@@ -48,7 +48,7 @@ struct sg_rule_name {
 struct sg_guard_options {
 	const char *container_id; /* NULL for `attach` */
 	const char *description;
-	bool learn;      /* record every access for `learn` */
+	bool learn;	 /* record every access for `learn` */
 	uint32_t events; /* enum sg_event_policy beyond denials and rewrites */
 };
 

@@ -73,8 +73,10 @@ static int parse_stage(const char *arg, long pid, enum hook_stage *stage, struct
 		*stage = STAGE_POSTSTOP;
 		return 0;
 	}
-	return sg_input_error(err, "unknown hook stage \"%s\" (expected prestart, createRuntime "
-				   "or poststop)", s);
+	return sg_input_error(err,
+			      "unknown hook stage \"%s\" (expected prestart, createRuntime "
+			      "or poststop)",
+			      s);
 }
 
 /* The annotation's policy: a profile name, or inline JSON where the node allows it. */
@@ -94,8 +96,9 @@ static int load_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 		h->annotation_label = sg_xasprintf("profile %s", profile);
 	} else if (inline_policy) {
 		if (!h->config.allow_inline)
-			return sg_input_error(err, "annotation %s: inline policies are disabled on "
-						   "this node (allow_inline: false in %s); use %s",
+			return sg_input_error(err,
+					      "annotation %s: inline policies are disabled on "
+					      "this node (allow_inline: false in %s); use %s",
 					      SG_ANNOTATION_POLICY,
 					      h->config.path ? h->config.path : "the node config",
 					      SG_ANNOTATION_PROFILE);
@@ -132,14 +135,14 @@ static bool wants_learning(const struct hook_ctx *h)
 /* A container that can reach bpf(2) with CAP_SYS_ADMIN or CAP_BPF can detach its guard. */
 static int check_tamper(const struct hook_ctx *h, struct sg_err *err)
 {
-	if (!h->oci.bpf_caps || !h->oci.seccomp_allows_bpf ||
-	    h->config.tamper == SG_TAMPER_IGNORE)
+	if (!h->oci.bpf_caps || !h->oci.seccomp_allows_bpf || h->config.tamper == SG_TAMPER_IGNORE)
 		return 0;
 	static const char what[] = "the container has CAP_SYS_ADMIN or CAP_BPF and its seccomp "
 				   "profile allows bpf(2): it could detach its own guard";
 	if (h->config.tamper == SG_TAMPER_REFUSE)
-		return sg_input_error(err, "%s; refusing to start it (tamper: refuse); drop those "
-					   "capabilities or block bpf(2) in linux.seccomp",
+		return sg_input_error(err,
+				      "%s; refusing to start it (tamper: refuse); drop those "
+				      "capabilities or block bpf(2) in linux.seccomp",
 				      what);
 	sg_warning("%s (tamper: warn)", what);
 	return 0;
@@ -198,8 +201,8 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		return r;
 	r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
 				  h->has_annotation ? &h->annotation : NULL, h->annotation_label,
-				  mode_text ? &mode : NULL, h->oci.sysctls, h->oci.n_sysctls, &h->set,
-				  err);
+				  mode_text ? &mode : NULL, h->oci.sysctls, h->oci.n_sysctls,
+				  &h->set, err);
 	if (r < 0)
 		return r;
 	r = sg_compile(&h->set, &h->compiled, err);
@@ -212,10 +215,11 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	if (r < 0)
 		return r;
 	if (sg_cgroup_is_root(cgroup))
-		return sg_system_error(err, EPERM,
-				       "the container's cgroup is the root of the hierarchy (%s): a "
-				       "guard there would confine every process on the host",
-				       cgroup);
+		return sg_system_error(
+		    err, EPERM,
+		    "the container's cgroup is the root of the hierarchy (%s): a "
+		    "guard there would confine every process on the host",
+		    cgroup);
 	/* From here on only the kernel steps of an attach are left. */
 	r = sg_confine(err);
 	if (r < 0)
@@ -223,9 +227,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	confinement_selftest();
 
 	struct sg_guard_options options = {
-		.container_id = h->state.id,
-		.description = h->set.description,
-		.learn = wants_learning(h) || sg_compiled_audits(&h->compiled),
+	    .container_id = h->state.id,
+	    .description = h->set.description,
+	    .learn = wants_learning(h) || sg_compiled_audits(&h->compiled),
 	};
 	r = sg_guard_attach(cgroup, &h->compiled, &options, &meta, err);
 	if (r < 0)
@@ -257,7 +261,8 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 		if (learned && sg_learn_save(de->d_name, h->state.id, &learn_err) < 0)
 			sg_warning("%s", learn_err.msg);
 		else if (learned)
-			sg_info("wrote the learned policy to %s/%s.json", SG_LEARNED_DIR, h->state.id);
+			sg_info("wrote the learned policy to %s/%s.json", SG_LEARNED_DIR,
+				h->state.id);
 		if (ours && sg_guard_remove_entry(de->d_name, err) < 0)
 			ret = -EIO;
 		else if (ours)
@@ -307,8 +312,10 @@ int sg_cmd_hook(int argc, char **argv)
 	int r = run_hook(&h, argc == 2 ? argv[1] : NULL, &err);
 	int status = SG_EXIT_OK;
 	if (r < 0) {
-		if (err.status == SG_EXIT_SYSTEM && h.config.on_unsupported == SG_UNSUPPORTED_SKIP) {
-			sg_warning("%s; the container runs unguarded (on_unsupported: skip)", err.msg);
+		if (err.status == SG_EXIT_SYSTEM &&
+		    h.config.on_unsupported == SG_UNSUPPORTED_SKIP) {
+			sg_warning("%s; the container runs unguarded (on_unsupported: skip)",
+				   err.msg);
 		} else {
 			sg_error("%s", err.msg);
 			status = err.status ? err.status : SG_EXIT_SYSTEM;

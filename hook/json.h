@@ -32,7 +32,7 @@ struct sg_json {
 	union {
 		bool boolean;
 		struct {
-			char *text;      /* as written */
+			char *text;	 /* as written */
 			bool is_integer; /* written without fraction or exponent, fits int64 */
 			int64_t integer;
 		} number;

@@ -81,8 +81,9 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 	_cleanup_close_ int fd = sg_program_open_map(st.meta.policy_key, "seen");
 	sg_guard_status_free(&st);
 	if (!learning)
-		return sg_input_error(err, "the guard of cgroup %s does not record accesses: attach "
-					   "it in audit mode or with io.sysctl-guard.learn=true",
+		return sg_input_error(err,
+				      "the guard of cgroup %s does not record accesses: attach "
+				      "it in audit mode or with io.sysctl-guard.learn=true",
 				      entry);
 	if (fd < 0)
 		return sg_system_error(err, errno, "cannot open the record of cgroup %s: %s", entry,
@@ -145,9 +146,10 @@ int sg_learn_write_policy(const char *entry, const char *container_id, FILE *out
 		return r;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	fprintf(out, "{\n  \"version\": 1,\n  \"description\": ");
-	char *description = sg_xasprintf("learned from container %s on %s: exactly what it read "
-					 "and wrote",
-					 container_id && *container_id ? container_id : entry, when);
+	char *description =
+	    sg_xasprintf("learned from container %s on %s: exactly what it read "
+			 "and wrote",
+			 container_id && *container_id ? container_id : entry, when);
 	sg_json_write_string(out, description);
 	free(description);
 	fprintf(out, ",\n  \"mode\": \"enforce\",\n  \"default\": \"none\",\n  \"rules\": [\n");
@@ -195,9 +197,9 @@ int sg_learn_save(const char *entry, const char *container_id, struct sg_err *er
 int sg_cmd_learn(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"container", required_argument, NULL, 'C'},
-		{"cgroup", required_argument, NULL, 'g'},
-		{NULL, 0, NULL, 0},
+	    {"container", required_argument, NULL, 'C'},
+	    {"cgroup", required_argument, NULL, 'g'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *container = NULL, *cgroup = NULL;
 	struct sg_err err = {0};
@@ -207,9 +209,14 @@ int sg_cmd_learn(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
-		case 'C': container = optarg; break;
-		case 'g': cgroup = optarg; break;
-		default: return sg_usage_error("learn", "unknown option");
+		case 'C':
+			container = optarg;
+			break;
+		case 'g':
+			cgroup = optarg;
+			break;
+		default:
+			return sg_usage_error("learn", "unknown option");
 		}
 	}
 	if (optind != argc || !container == !cgroup)

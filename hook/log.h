@@ -17,9 +17,9 @@ void sg_log_setup(bool to_syslog, bool debug);
 void sg_log_set_tag(const char *tag);
 void sg_log(enum sg_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define sg_error(...)   sg_log(SG_LOG_ERROR, __VA_ARGS__)
+#define sg_error(...)	sg_log(SG_LOG_ERROR, __VA_ARGS__)
 #define sg_warning(...) sg_log(SG_LOG_WARNING, __VA_ARGS__)
-#define sg_info(...)    sg_log(SG_LOG_INFO, __VA_ARGS__)
-#define sg_debug(...)   sg_log(SG_LOG_DEBUG, __VA_ARGS__)
+#define sg_info(...)	sg_log(SG_LOG_INFO, __VA_ARGS__)
+#define sg_debug(...)	sg_log(SG_LOG_DEBUG, __VA_ARGS__)
 
 #endif

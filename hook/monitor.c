@@ -100,8 +100,8 @@ static void print_json(const struct monitor *m, const struct sg_event *e,
 	sg_json_write_string(stdout, e->comm);
 	printf(", \"sysctl\": ");
 	sg_json_write_string(stdout, name);
-	printf(", \"access\": \"%s\", \"verdict\": \"%s\", \"reason\": ", e->write ? "write" : "read",
-	       verdict_words[e->verdict % SG_VERDICT_COUNT]);
+	printf(", \"access\": \"%s\", \"verdict\": \"%s\", \"reason\": ",
+	       e->write ? "write" : "read", verdict_words[e->verdict % SG_VERDICT_COUNT]);
 	sg_json_write_string(stdout, sg_reason_text(e->reason));
 	printf(", \"rule\": ");
 	if (rule)
@@ -133,7 +133,8 @@ static void print_line(const struct monitor *m, const struct sg_event *e,
 		     e->write ? "write" : "read", name);
 	if (e->write)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " \"%s\"", e->new_value);
-	n += snprintf(line + n, sizeof(line) - (size_t)n, ": %s", verdict_words[e->verdict % SG_VERDICT_COUNT]);
+	n += snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
+		      verdict_words[e->verdict % SG_VERDICT_COUNT]);
 	if (e->rewritten)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " to \"%s\"", e->final_value);
 	snprintf(line + n, sizeof(line) - (size_t)n, " (%s%s%s)", rule ? rule : "default",
@@ -188,10 +189,10 @@ static int64_t boot_to_real_offset(void)
 int sg_cmd_monitor(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"container", required_argument, NULL, 'C'},
-		{"syslog", no_argument, NULL, 's'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"container", required_argument, NULL, 'C'},
+	    {"syslog", no_argument, NULL, 's'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct monitor m = {0};
 	struct sg_err err = {0};
@@ -200,10 +201,17 @@ int sg_cmd_monitor(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
-		case 'j': m.json = true; break;
-		case 'C': m.container = optarg; break;
-		case 's': m.to_syslog = true; break;
-		default: return sg_usage_error("monitor", "unknown option");
+		case 'j':
+			m.json = true;
+			break;
+		case 'C':
+			m.container = optarg;
+			break;
+		case 's':
+			m.to_syslog = true;
+			break;
+		default:
+			return sg_usage_error("monitor", "unknown option");
 		}
 	}
 	if (optind != argc)

@@ -43,7 +43,8 @@ int sg_pattern_precedence(const char *a, size_t ia, const char *b, size_t ib);
 /* The reference matcher: straightforward recursion, used to test the compiler. */
 bool sg_pattern_match(const char *pattern, const char *name);
 
-/* Dotted form of a slash-form name, for messages: "net/ipv4/conf/eth0.100/x" -> "net.ipv4.conf.eth0/100.x". */
+/* Dotted form of a slash-form name, for messages: "net/ipv4/conf/eth0.100/x" ->
+ * "net.ipv4.conf.eth0/100.x". */
 void sg_name_to_dotted(const char *slash, char *out, size_t cap);
 
 #endif

@@ -22,7 +22,8 @@ static int read_annotations(const struct sg_json *obj, const char *origin,
 	for (size_t i = 0; i < obj->object.len; i++) {
 		const struct sg_json *v = obj->object.values[i];
 		if (v->type != SG_JSON_STRING)
-			return sg_input_error(err, "%s:%u:%u: annotations[\"%s\"]: expected a string",
+			return sg_input_error(err,
+					      "%s:%u:%u: annotations[\"%s\"]: expected a string",
 					      origin, v->pos.line, v->pos.col, obj->object.keys[i]);
 		(*out)[i].key = sg_xstrdup(obj->object.keys[i]);
 		(*out)[i].value = sg_xstrdup(v->string.text);
@@ -96,7 +97,8 @@ static int read_sysctls(const struct sg_json *obj, const char *origin, struct sg
 	for (size_t i = 0; i < obj->object.len; i++) {
 		const struct sg_json *v = obj->object.values[i];
 		if (v->type != SG_JSON_STRING)
-			return sg_input_error(err, "%s:%u:%u: linux.sysctl[\"%s\"]: expected a string",
+			return sg_input_error(err,
+					      "%s:%u:%u: linux.sysctl[\"%s\"]: expected a string",
 					      origin, v->pos.line, v->pos.col, obj->object.keys[i]);
 		out->sysctls[i].name = sg_xstrdup(obj->object.keys[i]);
 		out->sysctls[i].value = sg_xstrdup(v->string.text);
@@ -105,8 +107,8 @@ static int read_sysctls(const struct sg_json *obj, const char *origin, struct sg
 	return 0;
 }
 
-int sg_oci_config_parse(const char *text, size_t len, const char *origin,
-			struct sg_oci_config *out, struct sg_err *err)
+int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct sg_oci_config *out,
+			struct sg_err *err)
 {
 	_cleanup_json_ struct sg_json *root = NULL;
 	const struct sg_json *linux_obj;

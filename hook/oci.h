@@ -12,7 +12,7 @@
 #include "compose.h"
 #include "err.h"
 
-#define SG_MAX_STATE_BYTES  (1u << 20)  /* 1 MiB */
+#define SG_MAX_STATE_BYTES  (1u << 20)	/* 1 MiB */
 #define SG_MAX_CONFIG_BYTES (16u << 20) /* 16 MiB */
 
 #define SG_ANNOTATION_PROFILE "io.sysctl-guard.profile"
@@ -39,8 +39,8 @@ struct sg_oci_config {
 	size_t n_annotations;
 	struct sg_sysctl_pair *sysctls; /* as written in linux.sysctl */
 	size_t n_sysctls;
-	char *cgroups_path; /* linux.cgroupsPath or NULL */
-	bool bpf_caps;           /* process.capabilities has CAP_SYS_ADMIN or CAP_BPF */
+	char *cgroups_path;	 /* linux.cgroupsPath or NULL */
+	bool bpf_caps;		 /* process.capabilities has CAP_SYS_ADMIN or CAP_BPF */
 	bool seccomp_allows_bpf; /* linux.seccomp (or its absence) lets bpf(2) through */
 };
 
@@ -49,8 +49,8 @@ int sg_oci_state_parse(const char *text, size_t len, struct sg_oci_state *out, s
 void sg_oci_state_free(struct sg_oci_state *state);
 
 /* Parses config.json text; @origin names it in messages. */
-int sg_oci_config_parse(const char *text, size_t len, const char *origin,
-			struct sg_oci_config *out, struct sg_err *err);
+int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct sg_oci_config *out,
+			struct sg_err *err);
 int sg_oci_config_load(const char *bundle, struct sg_oci_config *out, struct sg_err *err);
 void sg_oci_config_free(struct sg_oci_config *config);
 

@@ -22,8 +22,8 @@ struct sg_range {
 };
 
 struct sg_rule {
-	char *name;      /* as written in the policy */
-	char *pattern;   /* normalised slash form (name.h), may hold * ** ? */
+	char *name;	 /* as written in the policy */
+	char *pattern;	 /* normalised slash form (name.h), may hold * ** ? */
 	bool is_literal; /* pattern has no wildcard */
 	enum sg_access access;
 	char **values; /* normalised token lists (sg_value_normalise) */

@@ -83,19 +83,19 @@ static void cache_store(const char *boot_id, bool works)
 static int compile_probe_policy(struct sg_compiled *out, struct sg_err *err)
 {
 	struct sg_rule rule = {
-		.name = "kernel.domainname",
-		.pattern = "kernel/domainname",
-		.is_literal = true,
-		.access = SG_ACCESS_READ_WRITE,
-		.rewrite = PROBE_REWRITE,
+	    .name = "kernel.domainname",
+	    .pattern = "kernel/domainname",
+	    .is_literal = true,
+	    .access = SG_ACCESS_READ_WRITE,
+	    .rewrite = PROBE_REWRITE,
 	};
 	struct sg_policy_set set = {.n_layers = 1};
 	set.layers[0] = (struct sg_policy){
-		.origin = "rewrite probe",
-		.mode = SG_MODE_ENFORCE,
-		.default_access = SG_ACCESS_READ_WRITE,
-		.rules = &rule,
-		.n_rules = 1,
+	    .origin = "rewrite probe",
+	    .mode = SG_MODE_ENFORCE,
+	    .default_access = SG_ACCESS_READ_WRITE,
+	    .rules = &rule,
+	    .n_rules = 1,
 	};
 	int r = sg_compile(&set, out, err);
 	if (r == 0)

@@ -10,8 +10,8 @@
 
 #include "err.h"
 
-#define SG_RUN_DIR      "/run/sysctl-guard"
-#define SG_PROBE_CACHE  SG_RUN_DIR "/probe"
+#define SG_RUN_DIR     "/run/sysctl-guard"
+#define SG_PROBE_CACHE SG_RUN_DIR "/probe"
 
 /* The kernel can load BPF_PROG_TYPE_CGROUP_SYSCTL programs. */
 bool sg_probe_sysctl_hook(void);

@@ -21,7 +21,7 @@
 #include "util.h"
 #include "sysctl_guard.skel.h"
 
-#define SG_EVENTS_PIN   SG_PIN_ROOT "/events"
+#define SG_EVENTS_PIN	SG_PIN_ROOT "/events"
 #define SG_EVENTS_BYTES (256 * 1024)
 
 static const char *const pinned_maps[] = {"guard", "totals", "counters", "seen"};
@@ -92,11 +92,13 @@ int sg_bpffs_prepare(struct sg_err *err)
 		return sg_system_error(err, EIO, "bpffs: injected fault");
 	if (statfs("/sys/fs/bpf", &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC) {
 		mkdir("/sys/fs/bpf", 0700);
-		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") < 0)
-			return sg_system_error(err, errno,
-					       "bpffs is not mounted at /sys/fs/bpf and mounting it "
-					       "failed: %s",
-					       strerror(errno));
+		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0700") < 0)
+			return sg_system_error(
+			    err, errno,
+			    "bpffs is not mounted at /sys/fs/bpf and mounting it "
+			    "failed: %s",
+			    strerror(errno));
 	}
 	if ((mkdir(SG_PIN_ROOT, 0700) < 0 && errno != EEXIST) ||
 	    (mkdir(SG_POLICY_ROOT, 0700) < 0 && errno != EEXIST))
@@ -164,12 +166,12 @@ static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
 		struct bpf_map *map;
 		size_t entries;
 	} sizes[] = {
-		{skel->maps.exact_names, c->n_exact},
-		{skel->maps.dfa_next, (size_t)c->n_states * c->config.n_classes},
-		{skel->maps.dfa_accept, c->n_states},
-		{skel->maps.rules, c->config.n_rules},
-		{skel->maps.rule_values, c->n_values},
-		{skel->maps.counters, (size_t)rows * SG_VERDICT_COUNT},
+	    {skel->maps.exact_names, c->n_exact},
+	    {skel->maps.dfa_next, (size_t)c->n_states * c->config.n_classes},
+	    {skel->maps.dfa_accept, c->n_states},
+	    {skel->maps.rules, c->config.n_rules},
+	    {skel->maps.rule_values, c->n_values},
+	    {skel->maps.counters, (size_t)rows * SG_VERDICT_COUNT},
 	};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(sizes); i++) {
 		int r = bpf_map__set_max_entries(sizes[i].map, at_least_one(sizes[i].entries));

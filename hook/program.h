@@ -18,8 +18,8 @@
 #include "compile.h"
 #include "err.h"
 
-#define SG_PIN_ROOT    "/sys/fs/bpf/sysctl-guard"
-#define SG_POLICY_ROOT SG_PIN_ROOT "/policies"
+#define SG_PIN_ROOT	  "/sys/fs/bpf/sysctl-guard"
+#define SG_POLICY_ROOT	  SG_PIN_ROOT "/policies"
 #define SG_POLICY_KEY_LEN 24
 
 struct sg_program {

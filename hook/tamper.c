@@ -52,15 +52,15 @@ static bool parse_action(const char *name, uint32_t *action)
 		const char *name;
 		uint32_t action;
 	} actions[] = {
-		{"SCMP_ACT_ALLOW", SCMP_ACT_ALLOW},
-		{"SCMP_ACT_LOG", SCMP_ACT_LOG},
-		{"SCMP_ACT_ERRNO", SCMP_ACT_ERRNO(EPERM)},
-		{"SCMP_ACT_KILL", SCMP_ACT_KILL},
-		{"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL},
-		{"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS},
-		{"SCMP_ACT_TRAP", SCMP_ACT_TRAP},
-		{"SCMP_ACT_TRACE", SCMP_ACT_TRACE(0)},
-		{"SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY},
+	    {"SCMP_ACT_ALLOW", SCMP_ACT_ALLOW},
+	    {"SCMP_ACT_LOG", SCMP_ACT_LOG},
+	    {"SCMP_ACT_ERRNO", SCMP_ACT_ERRNO(EPERM)},
+	    {"SCMP_ACT_KILL", SCMP_ACT_KILL},
+	    {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL},
+	    {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS},
+	    {"SCMP_ACT_TRAP", SCMP_ACT_TRAP},
+	    {"SCMP_ACT_TRACE", SCMP_ACT_TRACE(0)},
+	    {"SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY},
 	};
 	for (size_t i = 0; name && i < SG_ARRAY_SIZE(actions); i++) {
 		if (strcmp(actions[i].name, name) == 0) {
@@ -165,7 +165,8 @@ static int add_rules(scmp_filter_ctx ctx, const struct sg_json *syscalls)
 				continue;
 			int nr = seccomp_syscall_resolve_name(names->array.items[n]->string.text);
 			if (nr != __NR_SCMP_ERROR)
-				seccomp_rule_add(ctx, action, nr, 0); /* same as default: EEXIST, fine */
+				seccomp_rule_add(ctx, action, nr,
+						 0); /* same as default: EEXIST, fine */
 		}
 	}
 	return 0;

@@ -27,8 +27,8 @@ static inline void sg_fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define _cleanup_free_   __attribute__((cleanup(sg_freep)))
-#define _cleanup_close_  __attribute__((cleanup(sg_closep)))
+#define _cleanup_free_	 __attribute__((cleanup(sg_freep)))
+#define _cleanup_close_	 __attribute__((cleanup(sg_closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(sg_fclosep)))
 
 #define SG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -27,7 +27,11 @@
 
 static void print_errno(int e)
 {
-	const char *name = e == EPERM ? "EPERM" : e == EINVAL ? "EINVAL" : e == ENOENT ? "ENOENT" : e == EACCES ? "EACCES" : NULL;
+	const char *name = e == EPERM	 ? "EPERM"
+			   : e == EINVAL ? "EINVAL"
+			   : e == ENOENT ? "ENOENT"
+			   : e == EACCES ? "EACCES"
+					 : NULL;
 	if (name)
 		printf("%s\n", name);
 	else
@@ -51,7 +55,8 @@ static void do_read(const char *name, size_t chunk)
 		return;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf + len, chunk < sizeof(buf) - 1 - len ? chunk : sizeof(buf) - 1 - len);
+		ssize_t n = read(fd, buf + len,
+				 chunk < sizeof(buf) - 1 - len ? chunk : sizeof(buf) - 1 - len);
 		if (n < 0) {
 			print_errno(errno);
 			close(fd);

@@ -45,18 +45,32 @@ expect "enforcing the learned policy: a new write is denied" "sh: write error: O
 rm -f "$LEARNED"
 
 # learn from a running container, and status counters against known accesses.
-make_bundle "$WORK/sg-obs-live" "$WORK/rootfs" "$SG" createRuntime "$AUDIT" "$(json_args 'sleep 30')"
+# Rules of their own for the names the workload touches: the runtime itself
+# reads other sysctls (cap_last_cap) in the container's cgroup.
+LIVE_POLICY='{"version": 1, "mode": "audit", "rules": [
+  {"name": "kernel.ostype", "access": "read"},
+  {"name": "kernel.domainname", "access": "read"},
+  {"name": "kernel.sg_observe_'$$'", "access": "none"}]}'
+LIVE=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": sys.argv[1], "io.sysctl-guard.learn": "true"}))' "$LIVE_POLICY")
+make_bundle "$WORK/sg-obs-live" "$WORK/rootfs" "$SG" createRuntime "$LIVE" "$(json_args 'sleep 30')"
 CONTAINERS+=(sg-obs-live)
 runc run -d --bundle "$WORK/sg-obs-live" sg-obs-live </dev/null >/dev/null 2>&1
 # dd: exactly one read() each; the program runs once per read() and write().
 runc exec sg-obs-live sh -c 'for i in 1 2 3; do dd if=/proc/sys/kernel/ostype of=/dev/null bs=64 count=1 2>/dev/null; done; echo b.example > /proc/sys/kernel/domainname'
 expect_match "learn --container on a running guard" '"name": "kernel.domainname", "access": "read-write", "values": \["b.example"\]' \
 	"$SG" learn --container sg-obs-live
-counters() {
-	"$SG" status --container sg-obs-live --json 2>/dev/null | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; c=g["counters"]; print(c["allow"], c["deny"], c["rewrite"], c["audit"])'
+rule_counters() {
+	"$SG" status --container sg-obs-live --json 2>/dev/null | python3 -c '
+import json, sys
+g = json.load(sys.stdin)[0]
+for r in g["rules"]:
+    if r["rule"] in ("kernel.ostype", "kernel.domainname"):
+        print(r["rule"], r["allow"], r["deny"], r["rewrite"], r["audit"])'
 }
-# audit profile (default read): 3 reads allowed, 1 write audited.
-expect "status counters match the accesses" "3 0 0 1" counters
+expect "status counters match the accesses: 3 reads allowed, 1 write audited" "kernel.ostype 3 0 0 0
+kernel.domainname 0 0 0 1" rule_counters
+expect_match "the guard's own totals count at least those" "^[3-9][0-9]* 0 0 1$" sh -c \
+	"\"$SG\" status --container sg-obs-live --json 2>/dev/null | python3 -c 'import json,sys; c=json.load(sys.stdin)[0][\"counters\"]; print(c[\"allow\"], c[\"deny\"], c[\"rewrite\"], c[\"audit\"])'"
 runc delete --force sg-obs-live >/dev/null 2>&1
 rm -f /var/lib/sysctl-guard/learned/sg-obs-live.json
 finish

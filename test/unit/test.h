@@ -30,7 +30,9 @@ extern int sg_test_failures;
 	do {                                                                                       \
 		const char *_a = (a), *_b = (b);                                                   \
 		if (!_a || !_b || strcmp(_a, _b) != 0) {                                           \
-			fprintf(stderr, "%s:%d: CHECK_STR failed: %s\n  got:      \"%s\"\n  expected: \"%s\"\n", \
+			fprintf(stderr,                                                            \
+				"%s:%d: CHECK_STR failed: %s\n  got:      \"%s\"\n  expected: "    \
+				"\"%s\"\n",                                                        \
 				__FILE__, __LINE__, #a, _a ? _a : "(null)", _b ? _b : "(null)");   \
 			sg_test_failures++;                                                        \
 		}                                                                                  \
@@ -41,7 +43,9 @@ extern int sg_test_failures;
 	do {                                                                                       \
 		const char *_h = (haystack), *_n = (needle);                                       \
 		if (!_h || !strstr(_h, _n)) {                                                      \
-			fprintf(stderr, "%s:%d: CHECK_CONTAINS failed:\n  in:      \"%s\"\n  missing: \"%s\"\n", \
+			fprintf(stderr,                                                            \
+				"%s:%d: CHECK_CONTAINS failed:\n  in:      \"%s\"\n  missing: "    \
+				"\"%s\"\n",                                                        \
 				__FILE__, __LINE__, _h ? _h : "(null)", _n);                       \
 			sg_test_failures++;                                                        \
 		}                                                                                  \
@@ -62,6 +66,9 @@ extern int sg_test_failures;
 		}                                                                                  \
 		return sg_test_failures ? 1 : 0;                                                   \
 	}
-#define T(fn_name) {#fn_name, fn_name}
+#define T(fn_name)                                                                                 \
+	{                                                                                          \
+#fn_name, fn_name                                                                  \
+	}
 
 #endif
