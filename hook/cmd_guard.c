@@ -275,8 +275,9 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 	if (!per_rule)
 		return;
 	if (dropped_events(st))
-		printf("    %llu events dropped: the ring buffer was full\n",
+		printf("    %llu events dropped: the ring buffer was full (is a monitor reading?)\n",
 		       (unsigned long long)dropped_events(st));
+	printf("    per rule, for every cgroup guarded by this policy:\n");
 	for (uint32_t row = 0; row < decision_rows(st); row++) {
 		const uint64_t *c = &st->counters[sg_counter_index(row, 0)];
 		if (!c[0] && !c[1] && !c[2] && !c[3] && row >= st->meta.n_rules)
