@@ -14,13 +14,13 @@ TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
 
-CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG2" ] || skip "no cgroup2 mount"
+CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG_ROOT" ] || skip "no cgroup2 mount"
 
 # new_cgroup VAR: creates a temporary cgroup and stores its path in VAR.
 new_cgroup() {
 	local dir
-	dir=$(mktemp -d "$CG2/sg-test.XXXXXX") || skip "cannot create a cgroup under $CG2"
+	dir=$(mktemp -d "$CG_ROOT/sg-test.XXXXXX") || skip "cannot create a cgroup under $CG_ROOT"
 	CGROUPS+=("$dir")
 	printf -v "$1" '%s' "$dir"
 }

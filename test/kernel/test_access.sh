@@ -40,4 +40,15 @@ P3=$(policy rw '{ "version": 1, "default": "read-write", "rules": [
 attach "$CG3" "$P3" || finish
 expect "** pattern denies a write below it" "EPERM" io "$CG3" --uts write kernel/domainname x
 expect "default read-write allows a write elsewhere" "ok" io "$CG3" --net write net/core/somaxconn 2000
+# A dot inside a component: the VLAN-style device d0.5 (a veth here), whose
+# sysctls the kernel names net/ipv4/conf/d0.5/..., written d0/5 in dotted form.
+new_cgroup CG4
+P4=$(policy dotted '{ "version": 1, "default": "read", "rules": [
+  { "name": "net.ipv4.conf.d0/5.*", "access": "none" },
+  { "name": "net.ipv4.conf.p0.forwarding", "access": "read-write" } ] }')
+attach "$CG4" "$P4" || finish
+expect "d0/5 pattern denies reading net/ipv4/conf/d0.5/rp_filter; d0 and p0 unaffected" "EPERM
+ok
+ok 0" io "$CG4" --net sh "ip link add d0.5 type veth peer name p0" \
+	read net/ipv4/conf/d0.5/rp_filter write net/ipv4/conf/p0/forwarding 1 read net/ipv4/conf/lo/forwarding
 finish

@@ -21,7 +21,7 @@ container() {
 	BUNDLE=$TMPDIR_TEST/$id
 	mkdir -p "$BUNDLE"
 	printf '{"ociVersion": "1.0.2", "annotations": %s, "linux": {"cgroupsPath": "%s"}}\n' \
-		"$annotations" "${3:-${CG#$CG2}}" >"$BUNDLE/config.json"
+		"$annotations" "${3:-${CG#$CG_ROOT}}" >"$BUNDLE/config.json"
 }
 state() { printf '{"ociVersion": "1.0.2", "id": "%s", "status": "%s", "pid": %s, "bundle": "%s"}' "$1" "$2" "$3" "$BUNDLE"; }
 write_in() { "$SG_IO" --cgroup "$1" --uts write kernel/domainname x; }
@@ -39,6 +39,15 @@ container hook-b "$RO"
 expect "prestart with a dead pid falls back to linux.cgroupsPath" "EPERM" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-b created 999999 | \"$SG\" hook prestart && \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
 state hook-b stopped 0 | "$SG" hook poststop
+
+# The systemd form of linux.cgroupsPath, slice:prefix:name.
+SLICE_DIR=$CG_ROOT/sgtest.slice/sgtest-hook.slice
+mkdir -p "$SLICE_DIR/sghook-e.scope"
+CGROUPS+=("$CG_ROOT/sgtest.slice" "$SLICE_DIR" "$SLICE_DIR/sghook-e.scope")
+container hook-e "$RO" "sgtest-hook.slice:sghook:e"
+expect "a dead pid and a systemd cgroupsPath: the slice's scope is guarded" "EPERM" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-e created 999999 | \"$SG\" hook createRuntime && \"$SG_IO\" --cgroup $SLICE_DIR/sghook-e.scope --uts write kernel/domainname x"
+state hook-e stopped 0 | "$SG" hook poststop
 
 container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \

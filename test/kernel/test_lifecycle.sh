@@ -57,7 +57,7 @@ expect "attach to a cgroup v1 directory fails with exit 2" "2" sh -c "\"$SG\" at
 expect "attach with a missing policy fails with exit 1" "1" sh -c "\"$SG\" attach --cgroup \"$CG\" --policy /nonexistent.json >/dev/null 2>&1; echo \$?"
 expect "a failed attach leaves nothing attached" "0" programs_on "$CG"
 expect "attach to the root of the hierarchy needs --force" "1 0" sh -c \
-	"\"$SG\" attach --cgroup \"$CG2\" --policy \"$DENY\" >/dev/null 2>&1; echo -n \"\$? \"; bpftool cgroup show \"$CG2\" | grep -c sysctl"
+	"\"$SG\" attach --cgroup \"$CG_ROOT\" --policy \"$DENY\" >/dev/null 2>&1; echo -n \"\$? \"; bpftool cgroup show \"$CG_ROOT\" | grep -c sysctl"
 # One program per policy: a second cgroup with the same policy shares it,
 # and each cgroup keeps its own counters.
 new_cgroup SHA
