@@ -90,12 +90,16 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 int sg_cmd_attach(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"cgroup", required_argument, NULL, 'g'},  {"policy", required_argument, NULL, 'p'},
-	    {"profile", required_argument, NULL, 'P'}, {"config", required_argument, NULL, 'c'},
-	    {"force", no_argument, NULL, 'f'},	       {NULL, 0, NULL, 0},
+	    {"cgroup", required_argument, NULL, 'g'},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"profile", required_argument, NULL, 'P'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"log-reads", no_argument, NULL, 'r'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL, *file = NULL, *profile = NULL, *config_path = NULL;
-	bool force = false;
+	bool force = false, log_reads = false;
 	int opt;
 
 	optind = 1;
@@ -115,6 +119,9 @@ int sg_cmd_attach(int argc, char **argv)
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 'r':
+			log_reads = true;
 			break;
 		default:
 			return sg_usage_error("attach", "unknown option");
@@ -148,7 +155,8 @@ int sg_cmd_attach(int argc, char **argv)
 	}
 	/* An audit guard records what the workload does, for `learn`. */
 	struct sg_guard_options guard_options = {.description = set.description,
-						 .learn = sg_compiled_audits(&compiled)};
+						 .learn = sg_compiled_audits(&compiled),
+						 .events = log_reads ? SG_EVENTS_READS : 0};
 	if (sg_guard_attach(cgroup, &compiled, &guard_options, &meta, &err) < 0) {
 		status = report(&err);
 		goto out;
@@ -275,8 +283,9 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 	if (!per_rule)
 		return;
 	if (dropped_events(st))
-		printf("    %llu events dropped: the ring buffer was full (is a monitor reading?)\n",
-		       (unsigned long long)dropped_events(st));
+		printf(
+		    "    %llu events dropped: the ring buffer was full (is a monitor reading?)\n",
+		    (unsigned long long)dropped_events(st));
 	printf("    per rule, for every cgroup guarded by this policy:\n");
 	for (uint32_t row = 0; row < decision_rows(st); row++) {
 		const uint64_t *c = &st->counters[sg_counter_index(row, 0)];

@@ -161,6 +161,19 @@ static void confinement_selftest(void)
 	sg_warning("confined: execve refused: %s", strerror(errno));
 }
 
+/* io.sysctl-guard.events: "reads" reports reads too (denials and rewrites always are). */
+static int parse_events(const char *text, uint32_t *events, struct sg_err *err)
+{
+	*events = 0;
+	if (!text)
+		return 0;
+	if (strcmp(text, "reads") != 0)
+		return sg_input_error(err, "annotation %s: \"%s\" is not \"reads\"",
+				      SG_ANNOTATION_EVENTS, text);
+	*events = SG_EVENTS_READS;
+	return 0;
+}
+
 static int resolve_cgroup(const struct hook_ctx *h, char out[PATH_MAX], struct sg_err *err)
 {
 	char mount[PATH_MAX];
@@ -180,6 +193,7 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 {
 	const char *mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
 	enum sg_mode mode;
+	uint32_t events = 0;
 	struct sg_guard_meta meta = {0};
 	char cgroup[PATH_MAX];
 	int r;
@@ -192,6 +206,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		return r;
 	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
 		return -EINVAL;
+	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
+	if (r < 0)
+		return r;
 	if (!h->config.baseline && !h->has_annotation) {
 		sg_debug("no baseline and no annotation: nothing to guard");
 		return 0;
@@ -230,6 +247,7 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	    .container_id = h->state.id,
 	    .description = h->set.description,
 	    .learn = wants_learning(h) || sg_compiled_audits(&h->compiled),
+	    .events = events,
 	};
 	r = sg_guard_attach(cgroup, &h->compiled, &options, &meta, err);
 	if (r < 0)

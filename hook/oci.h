@@ -19,6 +19,7 @@
 #define SG_ANNOTATION_POLICY  "io.sysctl-guard.policy"
 #define SG_ANNOTATION_MODE    "io.sysctl-guard.mode"
 #define SG_ANNOTATION_LEARN   "io.sysctl-guard.learn"
+#define SG_ANNOTATION_EVENTS  "io.sysctl-guard.events" /* "reads": report reads too */
 
 struct sg_annotation {
 	char *key;

@@ -73,4 +73,21 @@ expect_match "the guard's own totals count at least those" "^[3-9][0-9]* 0 0 1$"
 	"\"$SG\" status --container sg-obs-live --json 2>/dev/null | python3 -c 'import json,sys; c=json.load(sys.stdin)[0][\"counters\"]; print(c[\"allow\"], c[\"deny\"], c[\"rewrite\"], c[\"audit\"])'"
 runc delete --force sg-obs-live >/dev/null 2>&1
 rm -f /var/lib/sysctl-guard/learned/sg-obs-live.json
+# Reads are reported on request (annotation io.sysctl-guard.events=reads).
+READS=$(python3 -c 'import json; print(json.dumps({"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.events": "reads"}))')
+"$SG" monitor --json --container sg-obs-reads >"$WORK/reads.json" 2>"$WORK/reads.err" &
+MONITOR=$!
+for _ in $(seq 100); do grep -q monitoring "$WORK/reads.err" && break; sleep 0.05; done
+run_container sg-obs-reads createRuntime "$READS" 'dd if=/proc/sys/kernel/ostype of=/dev/null bs=64 count=1 2>/dev/null' >/dev/null
+sleep 0.5
+kill -TERM "$MONITOR"
+wait "$MONITOR"
+expect "with events=reads, the read is reported" "read kernel.ostype allow" python3 -c "
+import json
+for line in open('$WORK/reads.json'):
+    e = json.loads(line)
+    if e['sysctl'] == 'kernel.ostype':
+        print(e['access'], e['sysctl'], e['verdict'])"
+expect_match "an unknown events value stops the container" "is not .{0,2}reads" \
+	run_container sg-obs-badevents createRuntime '{"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.events": "all"}' 'echo started'
 finish
