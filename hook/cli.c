@@ -47,8 +47,9 @@ const struct sg_command sg_commands[] = {
      "Prints a policy that allows exactly what the container read and wrote while its\n"
      "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
      "as values. `check` accepts it; review it before you enforce it.\n"},
-    {"gc", sg_cmd_gc, "",
-     "Removes guards whose cgroup is gone and staging leftovers of killed hooks.\n"},
+    {"gc", sg_cmd_gc, "[--min-age SECONDS]",
+     "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
+     "the programs of policies no guard has used for SECONDS (default 60).\n"},
     {"profiles", sg_cmd_profiles, "[--config FILE]",
      "Lists the built-in profiles and those installed in profiles_dir.\n"},
     {NULL, NULL, NULL, NULL},

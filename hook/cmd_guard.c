@@ -386,9 +386,25 @@ int sg_cmd_status(int argc, char **argv)
 
 int sg_cmd_gc(int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
-		return sg_usage_error("gc", "takes no arguments");
+	static const struct option options[] = {
+	    {"min-age", required_argument, NULL, 'a'},
+	    {NULL, 0, NULL, 0},
+	};
+	/* A policy pinned a moment ago may be about to get its first link. */
+	unsigned long min_age = 60;
+	char *end;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'a')
+			return sg_usage_error("gc", "unknown option");
+		min_age = strtoul(optarg, &end, 10);
+		if (*end || !*optarg)
+			return sg_usage_error("gc", "--min-age takes seconds, not \"%s\"", optarg);
+	}
+	if (optind != argc)
+		return sg_usage_error("gc", "unexpected argument \"%s\"", argv[optind]);
 
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int status = SG_EXIT_OK;
@@ -420,8 +436,7 @@ int sg_cmd_gc(int argc, char **argv)
 	}
 	if (dir)
 		closedir(dir);
-	/* Programs of policies no guard uses any more (a minute old, so none is about to be). */
-	int removed = sg_guard_gc_policies(60);
+	int removed = sg_guard_gc_policies((unsigned)min_age);
 	if (removed > 0)
 		printf("removed %d unused polic%s from %s\n", removed, removed == 1 ? "y" : "ies",
 		       SG_POLICY_ROOT);

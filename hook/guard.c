@@ -18,7 +18,7 @@
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
 
-static const char *const pinned_maps[] = {"meta", "rule_names"};
+static const char *const pinned_maps[] = {"link", "meta", "rule_names"};
 
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32])
 {
@@ -31,23 +31,15 @@ static int remove_pins(const char *dir, bool detach)
 	char path[PATH_MAX];
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "%s/link", dir);
 	if (detach) {
+		snprintf(path, sizeof(path), "%s/link", dir);
 		_cleanup_close_ int fd = bpf_obj_get(path);
 		/* LINK_DETACH takes effect even while other references keep the link. */
 		if (fd >= 0 && bpf_link_detach(fd) < 0 && errno != EINVAL && errno != ENOLINK)
 			ret = -errno;
 	}
-	if (unlink(path) < 0 && errno != ENOENT)
-		ret = -errno;
-	for (size_t i = 0; i < SG_ARRAY_SIZE(pinned_maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
-		if (unlink(path) < 0 && errno != ENOENT)
-			ret = -errno;
-	}
-	if (rmdir(dir) < 0 && errno != ENOENT)
-		ret = -errno;
-	return ret;
+	int r = sg_unpin_dir(dir, pinned_maps, SG_ARRAY_SIZE(pinned_maps));
+	return r < 0 ? r : ret;
 }
 
 /* A small map the program never reads, pinned for status: meta or rule names. */

@@ -24,8 +24,6 @@
 #define SG_EVENTS_PIN	SG_PIN_ROOT "/events"
 #define SG_EVENTS_BYTES (256 * 1024)
 
-static const char *const pinned_maps[] = {"guard", "totals", "counters", "seen"};
-
 /*
  * libbpf's warnings, the verifier log among them, for the error message. The
  * verifier's verdict is at the end of its log, so the tail is kept.
@@ -321,22 +319,25 @@ static int load(const struct sg_compiled *c, struct sysctl_guard **out, struct s
 	return 0;
 }
 
-static int unpin_dir(const char *dir)
+int sg_unpin_dir(const char *dir, const char *const *names, size_t n)
 {
 	char path[PATH_MAX];
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "%s/prog", dir);
-	if (unlink(path) < 0 && errno != ENOENT)
-		ret = -errno;
-	for (size_t i = 0; i < SG_ARRAY_SIZE(pinned_maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (unlink(path) < 0 && errno != ENOENT)
 			ret = -errno;
 	}
 	if (rmdir(dir) < 0 && errno != ENOENT)
 		ret = -errno;
 	return ret;
+}
+
+static int unpin_dir(const char *dir)
+{
+	static const char *const pins[] = {"prog", "guard", "totals", "counters", "seen"};
+	return sg_unpin_dir(dir, pins, SG_ARRAY_SIZE(pins));
 }
 
 int sg_program_unpin(const char *key)
@@ -349,6 +350,7 @@ int sg_program_unpin(const char *key)
 static int pin_all(struct sysctl_guard *skel, const char *dir)
 {
 	char path[PATH_MAX];
+	static const char *const names[] = {"guard", "totals", "counters", "seen"};
 	struct bpf_map *maps[] = {skel->maps.guard, skel->maps.totals, skel->maps.counters,
 				  skel->maps.seen};
 
@@ -360,7 +362,7 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	if (bpf_program__pin(skel->progs.sysctl_guard, path) < 0)
 		return -errno;
 	for (size_t i = 0; i < SG_ARRAY_SIZE(maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (bpf_map__pin(maps[i], path) < 0)
 			return -errno;
 	}

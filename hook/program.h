@@ -41,6 +41,9 @@ void sg_program_close(struct sg_program *p);
 /* Opens map @name of the policy pinned under @key. */
 int sg_program_open_map(const char *key, const char *name);
 
+/* Unpins @names in @dir, then removes @dir; returns 0 or the last -errno. */
+int sg_unpin_dir(const char *dir, const char *const *names, size_t n);
+
 /* Removes the pins of policy @key (its program stays while links use it). */
 int sg_program_unpin(const char *key);
 

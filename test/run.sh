@@ -78,6 +78,17 @@ SUITES=("$@")
 [ ${#SUITES[@]} = 0 ] && SUITES=(unit kernel oci fuzz)
 
 install_missing
+# What this run leaves on the node is removed at the end, if it was not there before.
+PINS=/sys/fs/bpf/sysctl-guard
+[ -e "$PINS" ] && PINS_BEFORE=1 || PINS_BEFORE=0
+cleanup_node() {
+	[ -x build/sysctl-guard ] && build/sysctl-guard gc --min-age 0 >/dev/null 2>&1
+	if [ "$PINS_BEFORE" = 0 ] && [ -d "$PINS" ] && ! ls "$PINS" | grep -q '^[0-9]'; then
+		rm -f "$PINS/events"
+		rmdir "$PINS/policies" "$PINS" 2>/dev/null
+	fi
+}
+trap cleanup_node EXIT
 if ! { setup build && ninja -C build; }; then
 	echo "build failed"
 	echo "0 passed, 1 failed, 0 skipped"
