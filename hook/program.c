@@ -307,8 +307,8 @@ static int load(const struct sg_compiled *c, struct sysctl_guard **out, struct s
 	if (r < 0)
 		return sg_system_error(err, -r,
 				       "the kernel refused the BPF program (%s); does it support "
-				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.2+)?\n%s",
-				       strerror(-r), libbpf_log_tail());
+				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.2+)?%s%s",
+				       strerror(-r), libbpf_log_len ? "\n" : "", libbpf_log_tail());
 	report_verifier_stats(skel);
 	r = sg_injected_fault("map_update");
 	if (r == 0)

@@ -49,6 +49,15 @@ expect "a dead pid and a systemd cgroupsPath: the slice's scope is guarded" "EPE
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-e created 999999 | \"$SG\" hook createRuntime && \"$SG_IO\" --cgroup $SLICE_DIR/sghook-e.scope --uts write kernel/domainname x"
 state hook-e stopped 0 | "$SG" hook poststop
 
+# When the kernel refuses: fail closed by default, a warning with on_unsupported: skip.
+UNIQUE_POLICY=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.sg_hook_f_" + sys.argv[1], "access": "none"}]})}))' "$$")
+container hook-f "$UNIQUE_POLICY"
+unsupported() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$1" "$TMPDIR_TEST/f.err")"; }
+expect "a kernel failure stops the container (exit 2)" "2 1" unsupported "error: the kernel refused"
+echo '{ "version": 1, "on_unsupported": "skip" }' >"$SYSCTL_GUARD_CONFIG"
+expect "on_unsupported: skip lets it run unguarded, with a warning" "0 1" unsupported "warning: .*unguarded"
+echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
+
 container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"
