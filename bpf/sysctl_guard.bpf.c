@@ -250,6 +250,13 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 
 	if (!s)
 		return 0;
+	/*
+	 * The program runs in syscall context with migration, not preemption,
+	 * disabled: another task on this CPU may run it meanwhile and reuse the
+	 * scratch space. Each run marks it; a run that finds its mark gone denies.
+	 */
+	__u64 owner = bpf_ktime_get_ns();
+	s->owner = owner;
 	__builtin_memset(&s->key, 0, sizeof(s->key));
 	if (bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0) < 0) {
 		/* Longer than any name a policy can hold: fail closed. */
@@ -270,7 +277,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	if (wants_event(g, &res, write))
 		emit_event(ctx, s, g, &res, write);
 
-	if (res.verdict == SG_VERDICT_DENY)
+	if (res.verdict == SG_VERDICT_DENY || s->owner != owner)
 		return 0;
 	if (res.rewritten) {
 		/* The length of the string, never the buffer: the kernel stores what it gets. */
@@ -281,7 +288,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 		if (bpf_sysctl_set_new_value(ctx, s->cur, ((len - 1) & (SG_VALUE_MAX - 1)) + 1) < 0)
 			return 0;
 	}
-	return 1;
+	return s->owner == owner;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

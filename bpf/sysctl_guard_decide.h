@@ -42,6 +42,7 @@ enum sg_reason {
 
 /* The per-access working memory: a per-CPU map value in BPF, a local in userspace. */
 struct sg_scratch {
+	__u64 owner;		       /* which run of the program is using it (BPF side) */
 	__u64 hash_key[2];	       /* the values hash key of this program */
 	struct sg_exact_key key;       /* the name being decided, zero padded */
 	struct sg_value_hash_key vkey; /* values-table lookups */
