@@ -51,9 +51,12 @@ static int pin_user_map(const char *dir, const char *name, const void *values, s
 						(uint32_t)value_size, n ? (uint32_t)n : 1, NULL);
 	if (fd < 0)
 		return -errno;
+	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, &i, (const char *)values + i * value_size, BPF_ANY) < 0)
-			return -errno;
+		keys[i] = i;
+	int r = sg_map_update_all(fd, keys, sizeof(uint32_t), values, value_size, n, BPF_ANY);
+	if (r < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return bpf_obj_pin(fd, path) < 0 ? -errno : 0;
 }

@@ -183,7 +183,7 @@ static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
  * One BPF_MAP_UPDATE_BATCH call per table where the kernel has it (5.6+),
  * element by element otherwise: a policy's tables are thousands of entries.
  */
-static int update_all(int fd, const void *keys, size_t key_size, const void *values,
+int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *values,
 		      size_t value_size, size_t n, uint64_t flags)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = flags);
@@ -216,14 +216,15 @@ static int fill_array(struct bpf_map *map, const void *values, size_t value_size
 		memcpy(packed + used * value_size, v, value_size);
 		used++;
 	}
-	return update_all(bpf_map__fd(map), keys, sizeof(uint32_t), packed, value_size, used,
-			  BPF_ANY);
+	return sg_map_update_all(bpf_map__fd(map), keys, sizeof(uint32_t), packed, value_size, used,
+				 BPF_ANY);
 }
 
 static int fill_hash(struct bpf_map *map, const void *keys, size_t key_size, const void *values,
 		     size_t value_size, size_t n)
 {
-	return update_all(bpf_map__fd(map), keys, key_size, values, value_size, n, BPF_NOEXIST);
+	/* Batches take no BPF_NOEXIST; the compiler never repeats a key. */
+	return sg_map_update_all(bpf_map__fd(map), keys, key_size, values, value_size, n, BPF_ANY);
 }
 
 static int fill_tables(struct sysctl_guard *skel, const struct sg_compiled *c,

@@ -15,6 +15,8 @@
 #ifndef SG_PROGRAM_H
 #define SG_PROGRAM_H
 
+#include <stdint.h>
+
 #include "compile.h"
 #include "err.h"
 
@@ -40,6 +42,13 @@ void sg_program_close(struct sg_program *p);
 
 /* Opens map @name of the policy pinned under @key. */
 int sg_program_open_map(const char *key, const char *name);
+
+/*
+ * Writes @n key/value pairs into map @fd: one BPF_MAP_UPDATE_BATCH call where
+ * the kernel has it (5.6+), element by element otherwise. 0 or -errno.
+ */
+int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *values,
+		      size_t value_size, size_t n, uint64_t flags);
 
 /* Unpins @names in @dir, then removes @dir; returns 0 or the last -errno. */
 int sg_unpin_dir(const char *dir, const char *const *names, size_t n);
