@@ -10,7 +10,8 @@ UNIQUE="{ \"name\": \"kernel.sg_faults_$$_$RANDOM\", \"access\": \"none\" }"
 DENY=$(policy deny "{ \"version\": 1, \"default\": \"read\", \"rules\": [$UNIQUE] }")
 ALLOW=$(policy allow "{ \"version\": 1, \"default\": \"read-write\", \"rules\": [$UNIQUE] }")
 programs_on() { bpftool cgroup show "$1" 2>/dev/null | grep -c sysctl; }
-staging_left() { ls /sys/fs/bpf/sysctl-guard | grep -c '^staging-'; }
+# Staging directories of this test's cgroup (other tests' hooks may be mid-attach).
+staging_left() { ls /sys/fs/bpf/sysctl-guard | grep -c "^staging-[0-9]*-$CGID\$"; }
 
 new_cgroup CG
 CGID=$(stat -c %i "$CG")
