@@ -52,4 +52,17 @@ for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.12; do
 	expect "killed after $delay s: gc left no staging directory" "0" staging_left
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 done
+# No descriptor leaks, failing or not: valgrind lists what is open at exit.
+if command -v valgrind >/dev/null; then
+	leaked_fds() {
+		SYSCTL_GUARD_FAULT=$1 valgrind --track-fds=yes -q "$SG" attach --cgroup "$CG" --policy "$DENY" \
+			>"$TMPDIR_TEST/vg.out" 2>&1
+		echo $(($(grep -c 'Open file descriptor' "$TMPDIR_TEST/vg.out") - $(grep -c 'inherited from parent' "$TMPDIR_TEST/vg.out")))
+	}
+	for step in map_update attach pin rename; do
+		expect "no descriptor leaks when $step fails" "0" leaked_fds "$step"
+	done
+	expect "no descriptor leaks on success" "0" leaked_fds none
+	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
+fi
 finish
