@@ -93,12 +93,20 @@ static void fill_meta(struct sg_guard_meta *meta, const struct sg_compiled *c, u
 		 o->description ? o->description : "");
 }
 
+/* The key of a cgroup's storage, padding zeroed: the kernel gets the whole struct. */
+static void storage_key(uint64_t cgid, struct bpf_cgroup_storage_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->cgroup_inode_id = cgid;
+	key->attach_type = BPF_CGROUP_SYSCTL;
+}
+
 /* The per-attachment storage of (@cgid, sysctl): who the guard is, what it records. */
 static int set_storage(const struct sg_program *prog, uint64_t cgid,
 		       const struct sg_guard_options *o)
 {
-	struct bpf_cgroup_storage_key key = {.cgroup_inode_id = cgid,
-					     .attach_type = BPF_CGROUP_SYSCTL};
+	struct bpf_cgroup_storage_key key;
+	storage_key(cgid, &key);
 	struct sg_guard_storage storage = {
 	    .cgroup_id = cgid, .learn = o->learn, .events = o->events};
 	return bpf_map_update_elem(prog->guard_fd, &key, &storage, BPF_ANY) < 0 ? -errno : 0;
@@ -291,8 +299,8 @@ static int lookup_percpu(int fd, const void *key, uint64_t *sum, size_t n)
 
 static void read_totals(const char *key, uint64_t cgid, struct sg_guard_status *out)
 {
-	struct bpf_cgroup_storage_key k = {.cgroup_inode_id = cgid,
-					   .attach_type = BPF_CGROUP_SYSCTL};
+	struct bpf_cgroup_storage_key k;
+	storage_key(cgid, &k);
 	uint64_t t[sizeof(struct sg_guard_totals) / sizeof(uint64_t)] = {0};
 	_cleanup_close_ int fd = sg_program_open_map(key, "totals");
 

@@ -54,6 +54,7 @@ for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.12; do
 done
 # No descriptor leaks, failing or not: valgrind lists what is open at exit.
 if command -v valgrind >/dev/null; then
+	SUPP=$(dirname "$0")/../valgrind.supp
 	leaked_fds() {
 		SYSCTL_GUARD_FAULT=$1 valgrind --track-fds=yes -q "$SG" attach --cgroup "$CG" --policy "$DENY" \
 			>"$TMPDIR_TEST/vg.out" 2>&1
@@ -63,6 +64,14 @@ if command -v valgrind >/dev/null; then
 		expect "no descriptor leaks when $step fails" "0" leaked_fds "$step"
 	done
 	expect "no descriptor leaks on success" "0" leaked_fds none
+	memcheck() {
+		SYSCTL_GUARD_FAULT=$1 valgrind --suppressions="$SUPP" --error-exitcode=9 --leak-check=full \
+			--errors-for-leak-kinds=definite -q "$SG" attach --cgroup "$CG" --policy "$2" >/dev/null 2>&1
+		echo $?
+	}
+	expect "memcheck: an attach is clean" "0" memcheck none "$ALLOW"
+	FRESH=$(policy fresh "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_memcheck_$$\", \"access\": \"none\" }] }")
+	expect "memcheck: a failed attach is clean (exit 2, no memory errors)" "2" memcheck map_update "$FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
 finish

@@ -71,6 +71,21 @@ expect "the confined hook cannot execve, and still attaches" "confined: execve r
 EPERM" sh -c "$(declare -f state); BUNDLE=$BUNDLE; state hook-d created $PID | SYSCTL_GUARD_CONFINE_SELFTEST=1 \"$SG\" hook createRuntime 2>&1 | sed 's/^sysctl-guard: container hook-d: warning: //'; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
 state hook-d stopped 0 | "$SG" hook poststop
 
+# The hook under valgrind's memcheck: no memory errors, no definite leaks.
+if command -v valgrind >/dev/null; then
+	SUPP=$(dirname "$0")/../valgrind.supp
+	container hook-v "$RO"
+	memcheck_hook() {
+		state hook-v created "$PID" | valgrind --suppressions="$SUPP" --error-exitcode=9 --leak-check=full \
+			--errors-for-leak-kinds=definite -q "$SG" hook createRuntime >/dev/null 2>&1
+		echo -n "$? "
+		state hook-v stopped 0 | valgrind --suppressions="$SUPP" --error-exitcode=9 --leak-check=full \
+			--errors-for-leak-kinds=definite -q "$SG" hook poststop >/dev/null 2>&1
+		echo $?
+	}
+	expect "memcheck: the hook's createRuntime and poststop are clean" "0 0" memcheck_hook
+fi
+
 # 100 hooks for 100 containers at once, every other one read-only, the rest audit.
 declare -A CGS
 for i in $(seq 1 100); do
