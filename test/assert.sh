@@ -45,3 +45,9 @@ finish() {
 	[ "$FAIL" = 0 ]
 	exit $?
 }
+
+# can_valgrind BINARY: valgrind is installed and BINARY is not a sanitizer build
+# (ASan and valgrind cannot watch one process together).
+can_valgrind() {
+	command -v valgrind >/dev/null && ! ldd "$1" 2>/dev/null | grep -q 'libasan\|libubsan'
+}

@@ -53,7 +53,7 @@ for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.12; do
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 done
 # No descriptor leaks, failing or not: valgrind lists what is open at exit.
-if command -v valgrind >/dev/null; then
+if can_valgrind "$SG"; then
 	SUPP=$(dirname "$0")/../valgrind.supp
 	leaked_fds() {
 		SYSCTL_GUARD_FAULT=$1 valgrind --track-fds=yes -q "$SG" attach --cgroup "$CG" --policy "$DENY" \

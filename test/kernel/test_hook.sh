@@ -72,7 +72,7 @@ EPERM" sh -c "$(declare -f state); BUNDLE=$BUNDLE; state hook-d created $PID | S
 state hook-d stopped 0 | "$SG" hook poststop
 
 # The hook under valgrind's memcheck: no memory errors, no definite leaks.
-if command -v valgrind >/dev/null; then
+if can_valgrind "$SG"; then
 	SUPP=$(dirname "$0")/../valgrind.supp
 	container hook-v "$RO"
 	memcheck_hook() {

@@ -48,4 +48,20 @@ expect "container b (audit) is allowed" "write-ok" runc exec sg-runc-b sh -c "$W
 expect "linux.sysctl of config.json is written under a deny-all profile" "Linux
 sg.example" run_container sg-runc-sysctl createRuntime "$(json_annotation io.sysctl-guard.profile read-only)" \
 	'cat /proc/sys/kernel/ostype; cat /proc/sys/kernel/domainname' '{"kernel.domainname": "sg.example"}'
+# The hook as runc runs it, under valgrind's memcheck: a memory error or a
+# definite leak makes it exit 9, and the container does not start.
+if can_valgrind "$SG"; then
+	cat >"$WORK/hook-memcheck" <<SH
+#!/bin/sh
+exec valgrind --suppressions=$(cd "$(dirname "$0")/.." && pwd)/valgrind.supp --error-exitcode=9 \\
+	--leak-check=full --errors-for-leak-kinds=definite -q "$SG" "\$@"
+SH
+	chmod +x "$WORK/hook-memcheck"
+	make_bundle "$WORK/sg-runc-vg" "$WORK/rootfs" "$WORK/hook-memcheck" createRuntime "$RO" "$(json_args "$PROBE_CMD")"
+	CONTAINERS+=(sg-runc-vg)
+	expect "memcheck: the hook under runc is clean, and guards" "Linux
+sh: write error: Operation not permitted
+write-denied" sh -c "runc run --bundle \"$WORK/sg-runc-vg\" sg-runc-vg </dev/null 2>&1 | grep -v 'unhandled eBPF'"
+	expect "memcheck: poststop removed the pins" "0" pins_for sg-runc-vg
+fi
 finish
