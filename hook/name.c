@@ -170,18 +170,31 @@ int sg_pattern_precedence(const char *a, size_t ia, const char *b, size_t ib)
 }
 
 /* One component: '*' any run of characters, '?' one character, anything else itself. */
+/*
+ * '*' and '?' within one component. The classic wildcard walk: on a mismatch,
+ * the last '*' takes one more character. O(plen * nlen), no recursion.
+ */
 static bool glob_match(const char *p, size_t plen, const char *n, size_t nlen)
 {
-	if (plen == 0)
-		return nlen == 0;
-	if (p[0] == '*')
-		return glob_match(p + 1, plen - 1, n, nlen) ||
-		       (nlen > 0 && glob_match(p, plen, n + 1, nlen - 1));
-	if (nlen == 0)
-		return false;
-	if (p[0] != '?' && p[0] != n[0])
-		return false;
-	return glob_match(p + 1, plen - 1, n + 1, nlen - 1);
+	size_t pi = 0, ni = 0, star = SIZE_MAX, mark = 0;
+
+	while (ni < nlen) {
+		if (pi < plen && p[pi] != '*' && (p[pi] == '?' || p[pi] == n[ni])) {
+			pi++;
+			ni++;
+		} else if (pi < plen && p[pi] == '*') {
+			star = pi++;
+			mark = ni;
+		} else if (star != SIZE_MAX) {
+			pi = star + 1;
+			ni = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (pi < plen && p[pi] == '*')
+		pi++;
+	return pi == plen;
 }
 
 /* The component after the one at @s, or NULL after the last. */
@@ -196,29 +209,38 @@ static size_t component_len(const char *s)
 	return strcspn(s, "/");
 }
 
-/*
- * @p and @n point at the start of a pattern and a name component, or are NULL
- * when no component is left. "**" takes zero or more whole components.
- */
-static bool match_components(const char *p, const char *n)
+static bool is_globstar(const char *c)
 {
-	if (!p)
-		return !n;
-	size_t plen = component_len(p);
-	if (plen == 2 && p[0] == '*' && p[1] == '*') {
-		if (match_components(next_component(p), n))
-			return true;
-		return n && match_components(p, next_component(n));
-	}
-	if (!n)
-		return false;
-	return glob_match(p, plen, n, component_len(n)) &&
-	       match_components(next_component(p), next_component(n));
+	return component_len(c) == 2 && c[0] == '*' && c[1] == '*';
 }
 
+/*
+ * The same walk one level up: components are the symbols, "**" takes zero
+ * or more whole components, and on a mismatch the last "**" takes one more.
+ */
 bool sg_pattern_match(const char *pattern, const char *name)
 {
-	return match_components(pattern, name);
+	const char *p = pattern, *n = name, *star = NULL, *mark = NULL;
+
+	while (n) {
+		if (p && is_globstar(p)) {
+			star = p;
+			p = next_component(p);
+			mark = n;
+		} else if (p && glob_match(p, component_len(p), n, component_len(n))) {
+			p = next_component(p);
+			n = next_component(n);
+		} else if (star) {
+			p = next_component(star);
+			mark = next_component(mark);
+			n = mark;
+		} else {
+			return false;
+		}
+	}
+	while (p && is_globstar(p))
+		p = next_component(p);
+	return !p;
 }
 
 void sg_name_to_dotted(const char *slash, char *out, size_t cap)
