@@ -86,10 +86,12 @@ if can_valgrind "$SG"; then
 	expect "memcheck: the hook's createRuntime and poststop are clean" "0 0" memcheck_hook
 fi
 
-# 100 hooks for 100 containers at once, every other one read-only, the rest audit.
+# 100 hooks for 100 containers at once, each with a policy of its own.
 declare -A CGS
 for i in $(seq 1 100); do
-	if [ $((i % 2)) = 0 ]; then a=$RO; else a='{"io.sysctl-guard.profile": "audit"}'; fi
+	# A policy of its own for each: even ones read-only, odd ones writable.
+	if [ $((i % 2)) = 0 ]; then default=read; else default=read-write; fi
+	a=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": sys.argv[1], "rules": [{"name": "kernel.sg_many_%s_%s" % (sys.argv[2], sys.argv[3]), "access": "none"}]})}))' "$default" "$i" "$$")
 	container "many-$i" "$a"
 	CGS[$i]=$CG
 	state "many-$i" created "$PID" >"$TMPDIR_TEST/state-$i"
