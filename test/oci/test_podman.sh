@@ -15,6 +15,17 @@ h["hook"]["env"] = ["SYSCTL_GUARD_CONFIG=" + __import__("os").environ["SYSCTL_GU
 print(json.dumps(h))
 PY
 
+# Podman (cgroupfs) makes libpod_parent in the cgroup2 hierarchy; remove it
+# afterwards unless it was there before.
+CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -d "$CG_ROOT/libpod_parent" ] && LIBPOD_BEFORE=1 || LIBPOD_BEFORE=0
+remove_libpod_parent() {
+	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$CG_ROOT/libpod_parent" ] &&
+		find "$CG_ROOT/libpod_parent" -depth -type d -exec rmdir {} \; 2>/dev/null
+	cleanup
+}
+trap remove_libpod_parent EXIT
+
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs --hooks-dir "$HOOKS" --root "$WORK/storage" --runroot "$WORK/run")
 RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
 # podman_run [OPTION...] -- CMD...: the rootfs path must come right before the command.
