@@ -88,8 +88,9 @@ int main(int argc, char **argv)
 			labels[n] = argv[i];
 			dirs[n++] = eq + 1;
 		} else {
-			fprintf(stderr, "usage: access_bench --op read|write [--iters N] [--rounds R] "
-					"[--cpu C] LABEL=CGROUP_DIR...\n");
+			fprintf(stderr,
+				"usage: access_bench --op read|write [--iters N] [--rounds R] "
+				"[--cpu C] LABEL=CGROUP_DIR...\n");
 			return 2;
 		}
 	}
@@ -114,13 +115,15 @@ int main(int argc, char **argv)
 
 	for (long r = 0; r < rounds; r++) {
 		for (int k = 0; k < n; k++) {
-			int v = (int)((k + r) % n); /* rotate the order: no variant always runs first */
+			int v =
+			    (int)((k + r) % n); /* rotate the order: no variant always runs first */
 			join_cgroup(dirs[v]);
 			for (long i = 0; i < warmup; i++) {
 				int e = one_access();
 				if (e < 0) {
 					fprintf(stderr, "access_bench: %s %s in %s: %s\n",
-						write_op ? "write" : "read", op_path, dirs[v], strerror(-e));
+						write_op ? "write" : "read", op_path, dirs[v],
+						strerror(-e));
 					return 1;
 				}
 			}

@@ -35,7 +35,8 @@
 #include <unistd.h>
 
 enum { C_PROBE, C_MAIN, C_MAPC, C_MAPU, C_BTF, C_LINK, C_PIN, C_OTHER, C_N };
-static const char *const names[C_N] = {"probe", "main", "mapc", "mapu", "btf", "link", "pin", "other"};
+static const char *const names[C_N] = {"probe", "main", "mapc", "mapu",
+				       "btf",	"link", "pin",	"other"};
 
 static double t_start, t_first = -1, t_last_end, sum_bpf;
 static double ns_by[C_N];
@@ -98,16 +99,28 @@ long syscall(long number, ...)
 		}
 		return r;
 	}
-	case BPF_MAP_CREATE: cat = C_MAPC; break;
+	case BPF_MAP_CREATE:
+		cat = C_MAPC;
+		break;
 	case BPF_MAP_UPDATE_ELEM:
-	case BPF_MAP_UPDATE_BATCH: cat = C_MAPU; break;
-	case BPF_BTF_LOAD: cat = C_BTF; break;
+	case BPF_MAP_UPDATE_BATCH:
+		cat = C_MAPU;
+		break;
+	case BPF_BTF_LOAD:
+		cat = C_BTF;
+		break;
 	case BPF_LINK_CREATE:
 	case BPF_LINK_UPDATE:
-	case BPF_PROG_ATTACH: cat = C_LINK; break;
+	case BPF_PROG_ATTACH:
+		cat = C_LINK;
+		break;
 	case BPF_OBJ_PIN:
-	case BPF_OBJ_GET: cat = C_PIN; break;
-	default: cat = C_OTHER; break;
+	case BPF_OBJ_GET:
+		cat = C_PIN;
+		break;
+	default:
+		cat = C_OTHER;
+		break;
 	}
 	ns_by[cat] += d;
 	n_by[cat]++;
