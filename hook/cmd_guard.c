@@ -298,11 +298,6 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 	}
 }
 
-static bool is_guard_entry(const char *name)
-{
-	return name[0] >= '0' && name[0] <= '9';
-}
-
 int sg_cmd_status(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -355,7 +350,7 @@ int sg_cmd_status(int argc, char **argv)
 		struct sg_guard_status st;
 		struct sg_err read_err = {0};
 
-		if (!is_guard_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
+		if (!sg_guard_is_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
 			continue;
 		if (sg_guard_read(de->d_name, &st, &read_err) < 0) {
 			/* Removed while we looked is no news; anything else is. */
@@ -419,7 +414,7 @@ int sg_cmd_gc(int argc, char **argv)
 			int pid = atoi(de->d_name + strlen(SG_STAGING_PREFIX));
 			if (pid > 0 && kill(pid, 0) == 0)
 				continue;
-		} else if (!is_guard_entry(de->d_name)) {
+		} else if (!sg_guard_is_entry(de->d_name)) {
 			continue;
 		} else if (sg_guard_read(de->d_name, &st, &err) == 0) {
 			bool alive = st.link_alive;

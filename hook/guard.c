@@ -257,18 +257,16 @@ int sg_guard_find_container(const char *id, char entry[32])
 	int found = -ENOENT;
 
 	for (struct dirent *de; dir && found < 0 && (de = readdir(dir));) {
-		struct sg_guard_status st;
+		struct sg_guard_meta meta;
 		struct sg_err ignored = {0};
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		if (!sg_guard_is_entry(de->d_name) ||
+		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
 			continue;
-		if (sg_guard_read(de->d_name, &st, &ignored) < 0)
-			continue;
-		if (st.meta.container_id[0] && strncmp(st.meta.container_id, id, strlen(id)) == 0) {
+		if (meta.container_id[0] && strncmp(meta.container_id, id, strlen(id)) == 0) {
 			snprintf(entry, 32, "%s", de->d_name);
 			found = 0;
 		}
-		sg_guard_status_free(&st);
 	}
 	if (dir)
 		closedir(dir);
@@ -336,22 +334,41 @@ static void read_link(const char *dir, struct sg_guard_status *out)
 	out->link_alive = info.cgroup.cgroup_id != 0;
 }
 
-int sg_guard_read(const char *entry, struct sg_guard_status *out, struct sg_err *err)
+bool sg_guard_is_entry(const char *name)
+{
+	return name[0] >= '0' && name[0] <= '9';
+}
+
+int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err)
 {
 	char dir[PATH_MAX];
 	uint32_t zero = 0;
 
-	memset(out, 0, sizeof(*out));
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
-	_cleanup_close_ int meta_fd = open_in(dir, "meta");
-	_cleanup_close_ int names_fd = open_in(dir, "rule_names");
-	if (meta_fd < 0 || names_fd < 0)
+	_cleanup_close_ int fd = open_in(dir, "meta");
+	if (fd < 0)
 		return sg_system_error(err, errno, "cannot read the guard pinned at %s: %s", dir,
 				       strerror(errno));
-	if (bpf_map_lookup_elem(meta_fd, &zero, &out->meta) < 0 ||
-	    out->meta.format != SG_META_FORMAT)
+	if (bpf_map_lookup_elem(fd, &zero, meta) < 0 || meta->format != SG_META_FORMAT)
 		return sg_system_error(err, EPROTO, "%s/meta: not a guard of this version", dir);
-	out->meta.policy_key[SG_POLICY_KEY_LEN - 1] = '\0';
+	meta->policy_key[SG_POLICY_KEY_LEN - 1] = '\0';
+	meta->container_id[sizeof(meta->container_id) - 1] = '\0';
+	return 0;
+}
+
+int sg_guard_read(const char *entry, struct sg_guard_status *out, struct sg_err *err)
+{
+	char dir[PATH_MAX];
+
+	memset(out, 0, sizeof(*out));
+	int r = sg_guard_read_meta(entry, &out->meta, err);
+	if (r < 0)
+		return r;
+	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
+	_cleanup_close_ int names_fd = open_in(dir, "rule_names");
+	if (names_fd < 0)
+		return sg_system_error(err, errno, "cannot read the guard pinned at %s: %s", dir,
+				       strerror(errno));
 	out->rule_names = sg_xcalloc(out->meta.n_rules, sizeof(*out->rule_names));
 	for (uint32_t i = 0; i < out->meta.n_rules; i++)
 		bpf_map_lookup_elem(names_fd, &i, &out->rule_names[i]);

@@ -79,7 +79,13 @@ struct sg_guard_status {
 	struct sg_rule_name *rule_names; /* meta.n_rules */
 };
 
-/* Reads the guard pinned at SG_PIN_ROOT/@entry. */
+/* Whether @name in SG_PIN_ROOT is a guard (a cgroup id), not staging, policies or events. */
+bool sg_guard_is_entry(const char *name);
+
+/* Reads only the meta of the guard pinned at SG_PIN_ROOT/@entry: who it is for. */
+int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err);
+
+/* Reads the guard pinned at SG_PIN_ROOT/@entry, with its counters and rule names. */
 int sg_guard_read(const char *entry, struct sg_guard_status *out, struct sg_err *err);
 void sg_guard_status_free(struct sg_guard_status *status);
 

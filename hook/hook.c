@@ -264,16 +264,14 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 	int ret = 0;
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
-		struct sg_guard_status st;
+		struct sg_guard_meta meta;
 		struct sg_err read_err = {0};
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		if (!sg_guard_is_entry(de->d_name) ||
+		    sg_guard_read_meta(de->d_name, &meta, &read_err) < 0)
 			continue;
-		if (sg_guard_read(de->d_name, &st, &read_err) < 0)
-			continue;
-		bool ours = strcmp(st.meta.container_id, h->state.id) == 0;
-		bool learned = ours && st.meta.learn && wants_learning(h);
-		sg_guard_status_free(&st);
+		bool ours = strcmp(meta.container_id, h->state.id) == 0;
+		bool learned = ours && meta.learn && wants_learning(h);
 		/* The learned policy goes to a fixed directory, named by the container id. */
 		struct sg_err learn_err = {0};
 		if (learned && sg_learn_save(de->d_name, h->state.id, &learn_err) < 0)

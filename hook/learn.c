@@ -70,17 +70,15 @@ static int by_name(const void *a, const void *b)
 static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 {
 	struct sg_seen_key key, next;
-	struct sg_guard_status st;
+	struct sg_guard_meta meta;
 	void *prev = NULL;
 
-	int r = sg_guard_read(entry, &st, err);
+	int r = sg_guard_read_meta(entry, &meta, err);
 	if (r < 0)
 		return r;
-	uint64_t guard = st.meta.cgroup_id;
-	bool learning = st.meta.learn;
-	_cleanup_close_ int fd = sg_program_open_map(st.meta.policy_key, "seen");
-	sg_guard_status_free(&st);
-	if (!learning)
+	uint64_t guard = meta.cgroup_id;
+	_cleanup_close_ int fd = sg_program_open_map(meta.policy_key, "seen");
+	if (!meta.learn)
 		return sg_input_error(err,
 				      "the guard of cgroup %s does not record accesses: attach "
 				      "it in audit mode or with io.sysctl-guard.learn=true",
