@@ -74,7 +74,7 @@ int sg_usage_error(const char *command, const char *fmt, ...)
 	return SG_EXIT_INPUT;
 }
 
-static int report(const struct sg_err *err)
+int sg_report(const struct sg_err *err)
 {
 	fprintf(stderr, "sysctl-guard: %s\n", err->msg);
 	return err->status;
@@ -189,7 +189,7 @@ static int explain_batch(const char *file, const char *value)
 	int status = SG_EXIT_OK;
 
 	if (compile_file(file, &policy, &set, &compiled, &err) < 0) {
-		status = report(&err);
+		status = sg_report(&err);
 		goto out;
 	}
 	while ((len = getline(&line, &cap, stdin)) > 0) {
@@ -258,7 +258,7 @@ int sg_cmd_explain(int argc, char **argv)
 	/* explain describes the policy; whether this kernel can rewrite is `status`'s concern. */
 	if (compile_file(argv[optind], &policy, &set, &compiled, &err) < 0 ||
 	    sg_name_normalise(argv[optind + 1], name, sizeof(name), &err) < 0) {
-		status = report(&err);
+		status = sg_report(&err);
 		goto out;
 	}
 
@@ -321,7 +321,7 @@ int sg_cmd_profiles(int argc, char **argv)
 	struct sg_err err = {0};
 	struct sg_node_config config = {0};
 	if (sg_node_config_load(config_path, &config, &err) < 0)
-		return report(&err);
+		return sg_report(&err);
 
 	printf("Built in:\n");
 	for (const char *const *n = sg_builtin_profile_names(); *n; n++)

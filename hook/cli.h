@@ -37,6 +37,9 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
 /* Some layer of @compiled is in audit mode. */
 bool sg_compiled_audits(const struct sg_compiled *compiled);
 
+/* Prints @err's message on stderr; returns the exit status it calls for. */
+int sg_report(const struct sg_err *err);
+
 /* Prints an error (and says "see --help") and returns SG_EXIT_INPUT. */
 int sg_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

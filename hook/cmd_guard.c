@@ -22,12 +22,6 @@
 #include "profiles.h"
 #include "util.h"
 
-static int report(const struct sg_err *err)
-{
-	fprintf(stderr, "sysctl-guard: %s\n", err->msg);
-	return err->status;
-}
-
 /* Loads --policy FILE or --profile NAME. */
 static int load_policy(const char *file, const char *profile, const char *config_path,
 		       struct sg_policy *out, char **label, struct sg_err *err)
@@ -150,7 +144,7 @@ int sg_cmd_attach(int argc, char **argv)
 	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0 ||
 	    sg_policy_set_single(&policy, label, &set, &err) < 0 ||
 	    sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
-		status = report(&err);
+		status = sg_report(&err);
 		goto out;
 	}
 	/* An audit guard records what the workload does, for `learn`. */
@@ -158,7 +152,7 @@ int sg_cmd_attach(int argc, char **argv)
 						 .learn = sg_compiled_audits(&compiled),
 						 .events = log_reads ? SG_EVENTS_READS : 0};
 	if (sg_guard_attach(cgroup, &compiled, &guard_options, &meta, &err) < 0) {
-		status = report(&err);
+		status = sg_report(&err);
 		goto out;
 	}
 	printf("guarded %s with %s (%u rules, policy %s)\n", cgroup, label, compiled.config.n_rules,
@@ -191,7 +185,7 @@ int sg_cmd_detach(int argc, char **argv)
 	struct sg_err err = {0};
 	bool found = false;
 	if (sg_guard_detach(cgroup, &found, &err) < 0)
-		return report(&err);
+		return sg_report(&err);
 	printf(found ? "removed the guard of %s\n" : "%s had no guard\n", cgroup);
 	return SG_EXIT_OK;
 }
@@ -335,7 +329,7 @@ int sg_cmd_status(int argc, char **argv)
 		_cleanup_close_ int fd = -1;
 		uint64_t id;
 		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0)
-			return report(&err);
+			return sg_report(&err);
 		sg_guard_entry_name(id, only);
 	}
 

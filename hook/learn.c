@@ -226,15 +226,11 @@ int sg_cmd_learn(int argc, char **argv)
 	if (cgroup) {
 		_cleanup_close_ int fd = -1;
 		uint64_t id;
-		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0) {
-			fprintf(stderr, "sysctl-guard: %s\n", err.msg);
-			return err.status;
-		}
+		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0)
+			return sg_report(&err);
 		sg_guard_entry_name(id, entry);
 	}
-	if (sg_learn_write_policy(entry, container, stdout, &err) < 0) {
-		fprintf(stderr, "sysctl-guard: %s\n", err.msg);
-		return err.status;
-	}
+	if (sg_learn_write_policy(entry, container, stdout, &err) < 0)
+		return sg_report(&err);
 	return SG_EXIT_OK;
 }

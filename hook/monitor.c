@@ -218,10 +218,8 @@ int sg_cmd_monitor(int argc, char **argv)
 		return sg_usage_error("monitor", "unexpected argument \"%s\"", argv[optind]);
 
 	_cleanup_close_ int fd = sg_events_open(&err);
-	if (fd < 0) {
-		fprintf(stderr, "sysctl-guard: %s\n", err.msg);
-		return err.status;
-	}
+	if (fd < 0)
+		return sg_report(&err);
 	struct ring_buffer *rb = ring_buffer__new(fd, on_event, &m, NULL);
 	if (!rb) {
 		fprintf(stderr, "sysctl-guard: cannot read the events ring buffer: %s\n",
