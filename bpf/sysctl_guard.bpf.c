@@ -8,107 +8,159 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#define SG_INLINE      __always_inline
-#define SG_CONFIG_QUAL volatile
-#define SG_SUBPROG     __attribute__((noinline))
+#define SG_INLINE  __always_inline
+#define SG_SUBPROG __attribute__((noinline))
 
 #include "sysctl_guard.h"
 
-/* Set by the loader before load; the verifier sees the constants. */
-const volatile struct sg_config config = {};
+/* Kernel features, set by the loader before load: the verifier sees them. */
+const volatile struct sg_program_config program_config = {};
 
-/* Maps are sized by the loader to the compiled policy. */
+/*
+ * A policy's tables are maps of their own, sized to it; these outer maps
+ * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
+ * each policy's may have its own size.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_HASH);
+		    __uint(max_entries, 1);
+		    __type(key, struct sg_exact_key);
+		    __type(value, __u32);
+	    });
+} policy_exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_ARRAY);
+		    __uint(map_flags, BPF_F_INNER_MAP);
+		    __uint(max_entries, 1);
+		    __type(key, __u32);
+		    __type(value, __u32);
+	    });
+} policy_dfa SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_ARRAY);
+		    __uint(map_flags, BPF_F_INNER_MAP);
+		    __uint(max_entries, 1);
+		    __type(key, __u32);
+		    __type(value, struct sg_rule_entry);
+	    });
+} policy_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_HASH);
+		    __uint(max_entries, 1);
+		    __type(key, struct sg_value_hash_key);
+		    __type(value, __u8);
+	    });
+} policy_values SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	/* Shared by CPUs, added to atomically: only plain arrays may vary in size as inner maps. */
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_ARRAY);
+		    __uint(map_flags, BPF_F_INNER_MAP);
+		    __uint(max_entries, 1);
+		    __type(key, __u32);
+		    __type(value, __u64);
+	    });
+} policy_counters SEC(".maps");
+
+/* Which policy holds each slot (its key): userspace claims slots here, atomically. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, struct sg_exact_key);
-	__type(value, __u32);
-} exact_names SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SG_MAX_POLICIES);
 	__type(key, __u32);
-	__type(value, __u32);
-} dfa_next SEC(".maps");
+	__type(value, char[24]);
+} slots SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} dfa_accept SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sg_rule_entry);
-} rules SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, struct sg_value_hash_key);
-	__type(value, __u8);
-} rule_values SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
-
+/* The tables of the policy deciding this access. */
 struct sg_env {
-	int unused;
+	const struct sg_config *cfg;
+	void *exact, *dfa, *rules, *values, *counters;
+	__u32 row_width;
 };
 
-static SG_INLINE const volatile struct sg_config *sg_env_config(struct sg_env *env)
+/* Finds the tables of the guard's policy; 0 when some are missing (then deny). */
+static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_storage *g)
 {
-	return &config;
+	__u32 slot = g->slot;
+
+	if (slot == 0)
+		return 0; /* attached, policy not written yet */
+	env->cfg = &g->config;
+	env->row_width = sg_dfa_row_width(g->config.n_classes);
+	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
+	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
+	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
+	env->values = bpf_map_lookup_elem(&policy_values, &slot);
+	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
+	return env->exact && env->dfa && env->rules && env->values && env->counters;
+}
+
+static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
+{
+	return env->cfg;
 }
 
 static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule)
 {
-	return bpf_map_lookup_elem(&rules, &rule);
+	return bpf_map_lookup_elem(env->rules, &rule);
 }
 
 static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
 {
-	__u32 *rule = bpf_map_lookup_elem(&exact_names, key);
+	__u32 *rule = bpf_map_lookup_elem(env->exact, key);
 	return rule ? *rule : SG_NO_RULE;
 }
 
 static SG_INLINE __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)
 {
-	__u32 key = state * config.n_classes + byte_class;
-	__u32 *next = bpf_map_lookup_elem(&dfa_next, &key);
+	__u32 key = state * env->row_width + byte_class;
+	__u32 *next = bpf_map_lookup_elem(env->dfa, &key);
 	return next ? *next : SG_DEAD_STATE;
 }
 
 static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 {
-	__u32 *rule = bpf_map_lookup_elem(&dfa_accept, &state);
+	__u32 key = state * env->row_width + env->row_width - 1;
+	__u32 *rule = bpf_map_lookup_elem(env->dfa, &key);
 	return rule ? *rule : SG_NO_RULE;
 }
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
 {
-	return bpf_map_lookup_elem(&rule_values, key) != NULL;
+	return bpf_map_lookup_elem(env->values, key) != NULL;
 }
 
 static SG_INLINE long sg_env_strtol(const char *buf, __u32 len, long *res)
 {
 	return bpf_strtol(buf, len, 0, res);
 }
-
-/*
- * The values hash key, copied here from the config at load time. Writable
- * data, so the verifier does not know it: with a known key it would follow
- * the hash's constants down every path of the hashing loop.
- */
-__u64 hash_key[2] = {};
 
 #include "sysctl_guard_decide.h"
 
@@ -147,21 +199,28 @@ struct {
 	__type(value, struct sg_guard_totals);
 } totals SEC(".maps");
 
-static SG_INLINE void count(__u32 row, __u32 verdict)
+static SG_INLINE void count(struct sg_env *env, __u32 row, __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
-	__u64 *n = bpf_map_lookup_elem(&counters, &key);
+	__u64 *n = bpf_map_lookup_elem(env->counters, &key);
 	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
 
 	if (n)
-		*n += 1;
+		__sync_fetch_and_add(n, 1);
 	t->verdicts[verdict & (SG_VERDICT_COUNT - 1)] += 1;
+}
+
+/* A denial before any policy decided: counted for the guard only. */
+static SG_INLINE void count_guard_denial(void)
+{
+	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
+	t->verdicts[SG_VERDICT_DENY] += 1;
 }
 
 static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct sg_result *res,
 				 int write)
 {
-	__u32 policy = g->events | (config.audit_events ? SG_EVENTS_AUDIT_WRITES : 0);
+	__u32 policy = g->events | (g->config.audit_events ? SG_EVENTS_AUDIT_WRITES : 0);
 
 	if (res->verdict != SG_VERDICT_ALLOW)
 		return 1;
@@ -193,7 +252,7 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	e->guard_cgroup_id = g->cgroup_id;
 	e->pid = 0;
 	e->comm[0] = '\0';
-	if (config.task_helpers) {
+	if (program_config.task_helpers) {
 		e->pid = bpf_get_current_pid_tgid() >> 32;
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 		e->cgroup_id = bpf_get_current_cgroup_id();
@@ -246,10 +305,13 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	struct sg_env env = {};
 	struct sg_result res;
 	__u32 zero = 0, write = ctx->write;
+	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
 	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
-	if (!s)
+	if (!s || !sg_env_open(&env, g)) {
+		count_guard_denial();
 		return 0;
+	}
 	/*
 	 * The program runs in syscall context with migration, not preemption,
 	 * disabled: another task on this CPU may run it meanwhile and reuse the
@@ -260,20 +322,19 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	__builtin_memset(&s->key, 0, sizeof(s->key));
 	if (bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0) < 0) {
 		/* Longer than any name a policy can hold: fail closed. */
-		count(config.n_rules + config.n_layers, SG_VERDICT_DENY);
+		count(&env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
 		return 0;
 	}
 	if (write) {
 		load_new_value(ctx, s);
-		s->hash_key[0] = hash_key[0];
-		s->hash_key[1] = hash_key[1];
+		s->hash_key[0] = g->config.hash_key[0];
+		s->hash_key[1] = g->config.hash_key[1];
 	}
 
-	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
 	if (g->learn)
 		remember(ctx, s, g, write);
 	sg_decide(&env, s, write, ctx->file_pos, &res);
-	count(res.row, res.verdict);
+	count(&env, res.row, res.verdict);
 	if (wants_event(g, &res, write))
 		emit_event(ctx, s, g, &res, write);
 

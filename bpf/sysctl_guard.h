@@ -119,28 +119,52 @@ enum sg_event_policy {
 	SG_EVENTS_ALL_WRITES = 1 << 2,	 /* every write */
 };
 
-/* Knobs fixed at load time (the program's read-only data). */
+/* A policy's knobs, kept in the storage of every cgroup it guards. */
 struct sg_config {
 	__u32 n_layers;
 	__u32 n_classes; /* byte classes: a DFA row has this many entries */
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
-	__u32 task_helpers;  /* pid and comm helpers are allowed for this program type */
 	__u32 audit_events;  /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
-	__u64 hash_key[2];   /* key of the values hash; set at load time */
+	__u32 pad;
+	__u64 hash_key[2]; /* key of the values hash; random per policy */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };
 
 /*
- * One loaded program serves every cgroup guarded by the same policy; what
- * belongs to one guarded cgroup lives in cgroup local storage, which the
- * kernel keeps per attachment.
+ * One loaded program serves every guarded cgroup on the node, whatever its
+ * policy: loading means verification, by far the most expensive step of an
+ * attach, and it happens once. Each policy's tables are maps of their own,
+ * found through the outer maps at the policy's slot; what belongs to one
+ * guarded cgroup, its slot and policy knobs among it, lives in cgroup local
+ * storage, which the kernel keeps per attachment. Replacing a cgroup's policy
+ * swaps its storage in one step.
  */
+#define SG_MAX_POLICIES 2048 /* slots; slot 0 means "no policy yet" and denies */
+
 struct sg_guard_storage {
 	__u64 cgroup_id; /* the guarded cgroup, for events */
 	__u32 learn;	 /* record every access in the seen map */
 	__u32 events;	 /* enum sg_event_policy, beyond denials and rewrites */
+	__u32 slot;	 /* the policy's tables in the outer maps */
+	__u32 pad;
+	struct sg_config config; /* the policy's knobs */
+};
+
+/*
+ * The kernel's DFA table: one row per state, the next state for every byte
+ * class, then the rule the state accepts (SG_NO_RULE when none): one map for
+ * both, one lookup of the outer map per access.
+ */
+static inline __u32 sg_dfa_row_width(__u32 n_classes)
+{
+	return n_classes + 1;
+}
+
+/* Knobs of the loaded program that the verifier must see: kernel features. */
+struct sg_program_config {
+	__u32 task_helpers; /* pid and comm helpers are allowed for this program type */
 };
 
 /* Per guarded cgroup and CPU: decisions by verdict, and events lost. */

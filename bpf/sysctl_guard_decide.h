@@ -4,7 +4,7 @@
  * userspace evaluator (hook/eval.c), so that `explain` and the kernel cannot
  * disagree. Each includer first defines struct sg_env and these accessors:
  *
- *   const SG_CONFIG_QUAL struct sg_config *sg_env_config(struct sg_env *env);
+ *   const struct sg_config *sg_env_config(struct sg_env *env);
  *   const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule);
  *   __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key);
  *   __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class);
@@ -14,9 +14,8 @@
  *
  * and SG_INLINE, SG_SUBPROG (how the loops over a value are compiled: in BPF
  * global functions, which the verifier checks once, with unknown arguments,
- * instead of on every path that reaches them), and SG_CONFIG_QUAL: volatile in BPF, where the
- * config is read-only data the loader fills in after compilation (without volatile clang would fold
- * the zero initialiser into the code). Loops are bounded and indices masked for the verifier.
+ * instead of on every path that reaches them). Loops are bounded and indices masked for the
+ * verifier.
  */
 #ifndef SYSCTL_GUARD_DECIDE_H
 #define SYSCTL_GUARD_DECIDE_H
@@ -87,7 +86,7 @@ static SG_INLINE __u64 sg_space_bit(unsigned char c)
 /* The winning rule of @layer for the name in s->key, or SG_NO_RULE. */
 static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __u32 layer)
 {
-	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	const struct sg_config *cfg = sg_env_config(env);
 	__u32 rule, state, i;
 
 	s->key.layer = layer;
@@ -342,7 +341,7 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 				      const struct sg_rule_entry *rule, __u32 file_pos, int apply,
 				      __u32 *rewritten)
 {
-	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	const struct sg_config *cfg = sg_env_config(env);
 	__u32 n_fields = 0, reason = SG_REASON_ACCESS;
 
 	*rewritten = 0;
@@ -420,7 +419,7 @@ static SG_INLINE void sg_record(struct sg_result *res, __u32 verdict, __u32 reas
 static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int write, __u32 file_pos,
 				struct sg_result *res)
 {
-	const SG_CONFIG_QUAL struct sg_config *cfg = sg_env_config(env);
+	const struct sg_config *cfg = sg_env_config(env);
 	__u32 layer, pinned_rule;
 
 	res->verdict = SG_VERDICT_ALLOW;
@@ -438,7 +437,7 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 	}
 
 	for (layer = 0; layer < SG_LAYERS_MAX && layer < cfg->n_layers; layer++) {
-		const SG_CONFIG_QUAL struct sg_layer *l = &cfg->layers[layer];
+		const struct sg_layer *l = &cfg->layers[layer];
 		int enforce = l->mode != SG_MODE_AUDIT;
 		__u32 rule_idx = sg_find_rule(env, s, layer);
 		const struct sg_rule_entry *rule =

@@ -64,7 +64,6 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 	if (r < 0)
 		return r;
 	compiled->config.rewrite_works = works;
-	compiled->config.task_helpers = sg_probe_task_helpers();
 	/* Audit layers report every write. */
 	compiled->config.audit_events = sg_compiled_audits(compiled);
 	if (!works) {

@@ -26,6 +26,12 @@ static const char *const needed[] = {
     "name_to_handle_at",
     "getrandom",
     "uname",
+    "flock",
+    /* placing a new policy's tables (hook/tables.c): children, no exec */
+    "clone",
+    "clone3",
+    "wait4",
+    "set_robust_list",
     /* files */
     "openat",
     "open",

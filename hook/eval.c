@@ -13,8 +13,7 @@
 
 #include <linux/types.h>
 
-#define SG_INLINE inline
-#define SG_CONFIG_QUAL
+#define SG_INLINE  inline
 #define SG_SUBPROG static inline
 
 struct sg_env {

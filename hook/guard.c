@@ -18,8 +18,6 @@
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
 
-static const char *const pinned_maps[] = {"link", "meta", "rule_names"};
-
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32])
 {
 	snprintf(out, 32, "%llu", (unsigned long long)cgroup_id);
@@ -38,7 +36,7 @@ static int remove_pins(const char *dir, bool detach)
 		if (fd >= 0 && bpf_link_detach(fd) < 0 && errno != EINVAL && errno != ENOLINK)
 			ret = -errno;
 	}
-	int r = sg_unpin_dir(dir, pinned_maps, SG_ARRAY_SIZE(pinned_maps));
+	int r = sg_unpin_dir(dir);
 	return r < 0 ? r : ret;
 }
 
@@ -61,20 +59,13 @@ static int pin_user_map(const char *dir, const char *name, const void *values, s
 	return bpf_obj_pin(fd, path) < 0 ? -errno : 0;
 }
 
-static int pin_meta(const char *dir, const struct sg_compiled *c, const struct sg_guard_meta *meta)
+static int pin_meta(const char *dir, const struct sg_guard_meta *meta)
 {
-	_cleanup_free_ struct sg_rule_name *names = sg_xcalloc(c->config.n_rules, sizeof(*names));
-	for (size_t i = 0; i < c->config.n_rules; i++)
-		snprintf(names[i].name, sizeof(names[i].name), "%s",
-			 c->origins[i].name ? c->origins[i].name : "");
-	int r = pin_user_map(dir, "meta", meta, sizeof(*meta), 1);
-	if (r == 0)
-		r = pin_user_map(dir, "rule_names", names, sizeof(*names), c->config.n_rules);
-	return r;
+	return pin_user_map(dir, "meta", meta, sizeof(*meta), 1);
 }
 
 static void fill_meta(struct sg_guard_meta *meta, const struct sg_compiled *c, uint64_t cgid,
-		      const struct sg_program *prog, const struct sg_guard_options *o)
+		      const struct sg_tables *tables, const struct sg_guard_options *o)
 {
 	memset(meta, 0, sizeof(*meta));
 	meta->format = SG_META_FORMAT;
@@ -86,7 +77,8 @@ static void fill_meta(struct sg_guard_meta *meta, const struct sg_compiled *c, u
 	meta->learn = o->learn;
 	for (uint32_t i = 0; i < c->config.n_layers && i < SG_LAYERS_MAX; i++)
 		meta->layer_modes[i] = c->config.layers[i].mode;
-	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", prog->key);
+	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", tables->key);
+	snprintf(meta->program_key, sizeof(meta->program_key), "%s", tables->info.program_key);
 	snprintf(meta->container_id, sizeof(meta->container_id), "%s",
 		 o->container_id ? o->container_id : "");
 	snprintf(meta->description, sizeof(meta->description), "%s",
@@ -101,15 +93,36 @@ static void storage_key(uint64_t cgid, struct bpf_cgroup_storage_key *key)
 	key->attach_type = BPF_CGROUP_SYSCTL;
 }
 
-/* The per-attachment storage of (@cgid, sysctl): who the guard is, what it records. */
-static int set_storage(const struct sg_program *prog, uint64_t cgid,
-		       const struct sg_guard_options *o)
+/*
+ * The per-attachment storage of (@cgid, sysctl): who the guard is, what it
+ * records, and its policy. The kernel swaps the whole value at once, so a
+ * replaced policy takes effect in one step.
+ */
+static int put_storage(const struct sg_program *prog, uint64_t cgid,
+		       const struct sg_guard_storage *storage)
 {
 	struct bpf_cgroup_storage_key key;
 	storage_key(cgid, &key);
-	struct sg_guard_storage storage = {
-	    .cgroup_id = cgid, .learn = o->learn, .events = o->events};
-	return bpf_map_update_elem(prog->guard_fd, &key, &storage, BPF_ANY) < 0 ? -errno : 0;
+	return bpf_map_update_elem(prog->guard_fd, &key, storage, BPF_ANY) < 0 ? -errno : 0;
+}
+
+static int get_storage(const struct sg_program *prog, uint64_t cgid,
+		       struct sg_guard_storage *storage)
+{
+	struct bpf_cgroup_storage_key key;
+	storage_key(cgid, &key);
+	return bpf_map_lookup_elem(prog->guard_fd, &key, storage) < 0 ? -errno : 0;
+}
+
+static int set_storage(const struct sg_program *prog, uint64_t cgid, const struct sg_tables *tables,
+		       const struct sg_guard_options *o)
+{
+	struct sg_guard_storage storage = {.cgroup_id = cgid,
+					   .learn = o->learn,
+					   .events = o->events,
+					   .slot = tables->info.slot,
+					   .config = tables->info.config};
+	return put_storage(prog, cgid, &storage);
 }
 
 static uint32_t link_prog_id(int link_fd)
@@ -127,8 +140,9 @@ static uint32_t prog_id(int prog_fd)
 }
 
 /*
- * The link of the new guard. The same program cannot be attached twice to a
- * cgroup: a guard replaced by the same policy keeps its link.
+ * The link of the new guard. A guard replaced by one of the same program
+ * keeps its link (the cgroup's storage then names the new policy); one of
+ * another build of the program gets a new link next to the old one.
  */
 static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, bool *reused)
 {
@@ -143,25 +157,43 @@ static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, 
 	return fd < 0 ? -errno : fd;
 }
 
+/* The node's program and the policy's tables, under the pins lock held shared in *lock_fd. */
+static int get_program_and_tables(const struct sg_compiled *c, struct sg_program *prog,
+				  struct sg_tables *tables, int *lock_fd, struct sg_err *err)
+{
+	int r = sg_bpffs_prepare(err);
+	if (r < 0)
+		return r;
+	*lock_fd = sg_pins_lock(false);
+	if (*lock_fd < 0)
+		return sg_system_error(err, -*lock_fd, "cannot lock %s: %s", SG_PIN_ROOT,
+				       strerror(-*lock_fd));
+	r = sg_program_get(prog, err);
+	if (r == 0)
+		r = sg_tables_get(prog, c, tables, err);
+	return r;
+}
+
 int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
 {
-	struct sg_program prog = {.prog_fd = -1, .guard_fd = -1, .totals_fd = -1};
-	_cleanup_close_ int cg_fd = -1, link_fd = -1, old_link_fd = -1;
+	struct sg_program prog = {.prog_fd = -1, .guard_fd = -1, .totals_fd = -1, .slots_fd = -1};
+	struct sg_tables tables;
+	_cleanup_close_ int cg_fd = -1, link_fd = -1, old_link_fd = -1, lock_fd = -1;
 	char entry[32], final_dir[PATH_MAX], staging[PATH_MAX], path[PATH_MAX];
 	uint64_t cgid;
 	bool reused = false;
 	int r;
 
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		prog.outer_fds[i] = -1;
 	r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
-		r = sg_bpffs_prepare(err);
-	if (r == 0)
-		r = sg_program_get(c, &prog, err);
+		r = get_program_and_tables(c, &prog, &tables, &lock_fd, err);
 	if (r < 0)
-		return r;
-	fill_meta(meta, c, cgid, &prog, options);
+		goto out;
+	fill_meta(meta, c, cgid, &tables, options);
 
 	sg_guard_entry_name(cgid, entry);
 	snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_PIN_ROOT, entry);
@@ -176,7 +208,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		r = sg_system_error(err, errno, "cannot create %s: %s", staging, strerror(errno));
 		goto out;
 	}
-	r = pin_meta(staging, c, meta);
+	r = pin_meta(staging, meta);
 	if (r < 0) {
 		remove_pins(staging, false);
 		r = sg_system_error(err, -r, "cannot pin the guard's data in %s: %s", staging,
@@ -184,7 +216,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		goto out;
 	}
 	/*
-	 * The new link joins the old one before the old one goes: every program
+	 * A new link joins the old one before the old one goes: every program
 	 * on a cgroup runs and any denial wins, so the cgroup is never unguarded.
 	 */
 	link_fd = make_link(&prog, cg_fd, old_link_fd, &reused);
@@ -194,7 +226,9 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 				    strerror(-link_fd));
 		goto out;
 	}
-	r = set_storage(&prog, cgid, options);
+	struct sg_guard_storage old_storage;
+	bool had_storage = reused && get_storage(&prog, cgid, &old_storage) == 0;
+	r = set_storage(&prog, cgid, &tables, options);
 	snprintf(path, sizeof(path), "%s/link", staging);
 	if (r == 0 && sg_injected_fault("pin"))
 		r = -EIO;
@@ -207,9 +241,11 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		       : rename(staging, final_dir)) < 0)
 		r = -errno;
 	if (r < 0) {
-		/* Only a link made here is ours to detach. */
+		/* Only a link made here is ours to detach; a kept one gets its policy back. */
 		if (!reused)
 			bpf_link_detach(link_fd);
+		else if (had_storage)
+			put_storage(&prog, cgid, &old_storage);
 		remove_pins(staging, false);
 		r = sg_system_error(err, -r, "cannot put the guard of %s in place: %s", cgroup_dir,
 				    strerror(-r));
@@ -295,12 +331,12 @@ static int lookup_percpu(int fd, const void *key, uint64_t *sum, size_t n)
 	return 0;
 }
 
-static void read_totals(const char *key, uint64_t cgid, struct sg_guard_status *out)
+static void read_totals(const char *program_key, uint64_t cgid, struct sg_guard_status *out)
 {
 	struct bpf_cgroup_storage_key k;
 	storage_key(cgid, &k);
 	uint64_t t[sizeof(struct sg_guard_totals) / sizeof(uint64_t)] = {0};
-	_cleanup_close_ int fd = sg_program_open_map(key, "totals");
+	_cleanup_close_ int fd = sg_program_open_map(program_key, "totals");
 
 	if (fd < 0 || lookup_percpu(fd, &k, t, SG_ARRAY_SIZE(t)) < 0)
 		return;
@@ -308,18 +344,27 @@ static void read_totals(const char *key, uint64_t cgid, struct sg_guard_status *
 	out->events_dropped = t[SG_VERDICT_COUNT];
 }
 
-static void read_counters(const char *key, struct sg_guard_status *out)
+static void read_counters(const char *policy_key, struct sg_guard_status *out)
 {
 	struct bpf_map_info info = {};
 	uint32_t len = sizeof(info);
-	_cleanup_close_ int fd = sg_program_open_map(key, "counters");
+	_cleanup_close_ int fd = sg_tables_open_map(policy_key, "counters");
 
 	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
 		return;
 	out->n_rows = info.max_entries / SG_VERDICT_COUNT;
 	out->counters = sg_xcalloc(info.max_entries, sizeof(uint64_t));
 	for (uint32_t k = 0; k < info.max_entries; k++)
-		lookup_percpu(fd, &k, &out->counters[k], 1);
+		bpf_map_lookup_elem(fd, &k, &out->counters[k]);
+}
+
+static void read_rule_names(const char *policy_key, struct sg_guard_status *out)
+{
+	_cleanup_close_ int fd = sg_tables_open_map(policy_key, "rule_names");
+
+	out->rule_names = sg_xcalloc(out->meta.n_rules, sizeof(*out->rule_names));
+	for (uint32_t i = 0; fd >= 0 && i < out->meta.n_rules; i++)
+		bpf_map_lookup_elem(fd, &i, &out->rule_names[i]);
 }
 
 static void read_link(const char *dir, struct sg_guard_status *out)
@@ -351,7 +396,8 @@ int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_
 				       strerror(errno));
 	if (bpf_map_lookup_elem(fd, &zero, meta) < 0 || meta->format != SG_META_FORMAT)
 		return sg_system_error(err, EPROTO, "%s/meta: not a guard of this version", dir);
-	meta->policy_key[SG_POLICY_KEY_LEN - 1] = '\0';
+	meta->policy_key[SG_KEY_LEN - 1] = '\0';
+	meta->program_key[SG_KEY_LEN - 1] = '\0';
 	meta->container_id[sizeof(meta->container_id) - 1] = '\0';
 	return 0;
 }
@@ -365,14 +411,8 @@ int sg_guard_read(const char *entry, struct sg_guard_status *out, struct sg_err 
 	if (r < 0)
 		return r;
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
-	_cleanup_close_ int names_fd = open_in(dir, "rule_names");
-	if (names_fd < 0)
-		return sg_system_error(err, errno, "cannot read the guard pinned at %s: %s", dir,
-				       strerror(errno));
-	out->rule_names = sg_xcalloc(out->meta.n_rules, sizeof(*out->rule_names));
-	for (uint32_t i = 0; i < out->meta.n_rules; i++)
-		bpf_map_lookup_elem(names_fd, &i, &out->rule_names[i]);
-	read_totals(out->meta.policy_key, out->meta.cgroup_id, out);
+	read_rule_names(out->meta.policy_key, out);
+	read_totals(out->meta.program_key, out->meta.cgroup_id, out);
 	read_counters(out->meta.policy_key, out);
 	read_link(dir, out);
 	return 0;
@@ -402,31 +442,97 @@ static size_t linked_programs(uint32_t **ids)
 	return n;
 }
 
-int sg_guard_gc_policies(unsigned min_age_s)
+/* The policy keys the guards pinned on this node name. */
+static size_t used_policies(char (**keys)[SG_KEY_LEN])
 {
-	_cleanup_free_ uint32_t *used = NULL;
-	size_t n_used = linked_programs(&used);
-	DIR *dir = opendir(SG_POLICY_ROOT);
-	int removed = 0;
+	DIR *dir = opendir(SG_PIN_ROOT);
+	size_t n = 0;
 
+	*keys = NULL;
 	for (struct dirent *de; dir && (de = readdir(dir));) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (de->d_name[0] == '.')
+		struct sg_guard_meta meta;
+		struct sg_err ignored = {0};
+		if (!sg_guard_is_entry(de->d_name) ||
+		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, de->d_name);
-		/* A policy pinned a moment ago may be about to get its first link. */
-		if (stat(path, &st) < 0 || time(NULL) - st.st_mtime < (time_t)min_age_s)
-			continue;
-		_cleanup_close_ int fd = open_in(path, "prog");
-		uint32_t id = fd >= 0 ? prog_id(fd) : 0;
-		bool in_use = false;
-		for (size_t i = 0; i < n_used && !in_use; i++)
-			in_use = used[i] == id;
-		if (!in_use && sg_program_unpin(de->d_name) == 0)
-			removed++;
+		*keys = sg_xrealloc(*keys, n + 1, SG_KEY_LEN);
+		memcpy((*keys)[n++], meta.policy_key, SG_KEY_LEN);
 	}
 	if (dir)
 		closedir(dir);
+	return n;
+}
+
+static bool is_old_enough(const char *path, unsigned min_age_s)
+{
+	struct stat st;
+	/* A policy pinned a moment ago may be about to get its first guard. */
+	return stat(path, &st) == 0 && time(NULL) - st.st_mtime >= (time_t)min_age_s;
+}
+
+static int gc_unused_policies(unsigned min_age_s)
+{
+	_cleanup_free_ char(*used)[SG_KEY_LEN] = NULL;
+	_cleanup_free_ char(*unused)[SG_KEY_LEN] = NULL;
+	size_t n_used = used_policies(&used), n_unused = 0;
+	DIR *dir = opendir(SG_POLICY_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		char path[PATH_MAX];
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, de->d_name);
+		if (!is_old_enough(path, min_age_s))
+			continue;
+		bool in_use = false;
+		for (size_t i = 0; i < n_used && !in_use; i++)
+			in_use = strncmp(used[i], de->d_name, SG_KEY_LEN) == 0;
+		if (in_use)
+			continue;
+		unused = sg_xrealloc(unused, n_unused + 1, SG_KEY_LEN);
+		snprintf(unused[n_unused++], SG_KEY_LEN, "%s", de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return sg_tables_remove_many((const char(*)[SG_KEY_LEN])unused, n_unused);
+}
+
+/* Programs no link uses and whose slots are empty: another build's, or no guard left. */
+static void gc_unused_programs(unsigned min_age_s)
+{
+	_cleanup_free_ uint32_t *linked = NULL;
+	size_t n_linked = linked_programs(&linked);
+	DIR *dir = opendir(SG_PROGRAM_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		char path[PATH_MAX];
+		struct sg_program prog;
+		uint32_t first_slot;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SG_PROGRAM_ROOT, de->d_name);
+		if (!is_old_enough(path, min_age_s) || sg_program_open(de->d_name, &prog) < 0)
+			continue;
+		sg_tables_release_orphan_slots(&prog);
+		uint32_t id = prog_id(prog.prog_fd);
+		bool in_use = bpf_map_get_next_key(prog.slots_fd, NULL, &first_slot) == 0;
+		for (size_t i = 0; i < n_linked && !in_use; i++)
+			in_use = linked[i] == id;
+		sg_program_close(&prog);
+		if (!in_use)
+			sg_program_unpin(de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+int sg_guard_gc_policies(unsigned min_age_s)
+{
+	int lock_fd = sg_pins_lock(true);
+	if (lock_fd < 0)
+		return lock_fd;
+	int removed = gc_unused_policies(min_age_s);
+	gc_unused_programs(min_age_s);
+	close(lock_fd);
 	return removed;
 }

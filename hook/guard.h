@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A guard: the program of a policy (program.h) attached to one cgroup through
- * a bpf_link, pinned under SG_PIN_ROOT/<cgroup id>/ so that it outlives the
- * hook and `status`, `detach`, poststop and `gc` can find it:
+ * A guard: the node's program (program.h) attached to one cgroup through a
+ * bpf_link, with the cgroup's storage naming its policy's tables (tables.h);
+ * pinned under SG_PIN_ROOT/<cgroup id>/ so that it outlives the hook and
+ * `status`, `detach`, poststop and `gc` can find it:
  *
  *   link        the cgroup link (unpinning it detaches the program)
  *   meta        struct sg_guard_meta: container, policy key, since when
- *   rule_names  rule index -> name as written, for status and events
  *
  * A guard is built in a staging directory and renamed into place, so a hook
  * killed at any point leaves a complete guard or a staging directory that
@@ -21,9 +21,9 @@
 #include "compile.h"
 #include "err.h"
 #include "program.h"
+#include "tables.h"
 
-#define SG_META_FORMAT	  2
-#define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
+#define SG_META_FORMAT 3
 
 struct sg_guard_meta {
 	uint32_t format; /* SG_META_FORMAT */
@@ -35,13 +35,10 @@ struct sg_guard_meta {
 	uint8_t layer_modes[SG_LAYERS_MAX];
 	uint8_t learn; /* the seen map records every access */
 	uint8_t pad[5];
-	char policy_key[SG_POLICY_KEY_LEN]; /* where the program is pinned (program.h) */
+	char policy_key[SG_KEY_LEN];  /* where the policy's tables are pinned (tables.h) */
+	char program_key[SG_KEY_LEN]; /* where the program is pinned (program.h) */
 	char container_id[72];
-	char description[376];
-};
-
-struct sg_rule_name {
-	char name[SG_NAME_MAX];
+	char description[352];
 };
 
 /* Options of one guard, beyond its policy. */
@@ -53,10 +50,10 @@ struct sg_guard_options {
 };
 
 /*
- * Attaches the program of @compiled (loaded, or shared with the cgroups that
- * already use this policy) to the cgroup @cgroup_dir, or replaces the guard
+ * Guards the cgroup @cgroup_dir with @compiled (its tables made, or shared
+ * with the cgroups that already use this policy), or replaces the guard
  * already there. Nothing is attached unless every table is in place; a
- * replacement never leaves the cgroup unguarded. Fills @meta.
+ * replacement swaps the policy in one step. Fills @meta.
  */
 int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *compiled,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
@@ -95,7 +92,10 @@ void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
 /* The pin directory name of the guard of container @id (or an id prefix); -ENOENT when none. */
 int sg_guard_find_container(const char *id, char entry[32]);
 
-/* Removes policies no guard uses any more (pinned more than @min_age_s ago); returns how many. */
+/*
+ * Removes policies no guard uses any more (pinned more than @min_age_s ago),
+ * and programs no link uses; returns how many policies.
+ */
 int sg_guard_gc_policies(unsigned min_age_s);
 
 #endif

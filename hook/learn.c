@@ -77,7 +77,7 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 	if (r < 0)
 		return r;
 	uint64_t guard = meta.cgroup_id;
-	_cleanup_close_ int fd = sg_program_open_map(meta.policy_key, "seen");
+	_cleanup_close_ int fd = sg_program_open_map(meta.program_key, "seen");
 	if (!meta.learn)
 		return sg_input_error(err,
 				      "the guard of cgroup %s does not record accesses: attach "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "program.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,17 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/vfs.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "../bpf/sysctl_guard.h"
-#include "eval.h"
+#include "probe.h"
 #include "util.h"
 #include "sysctl_guard.skel.h"
+#include "sysctl_guard_digest.h"
 
 #define SG_EVENTS_PIN	SG_PIN_ROOT "/events"
 #define SG_EVENTS_BYTES (256 * 1024)
@@ -98,10 +100,11 @@ int sg_bpffs_prepare(struct sg_err *err)
 			    "failed: %s",
 			    strerror(errno));
 	}
-	if ((mkdir(SG_PIN_ROOT, 0700) < 0 && errno != EEXIST) ||
-	    (mkdir(SG_POLICY_ROOT, 0700) < 0 && errno != EEXIST))
-		return sg_system_error(err, errno, "cannot create %s: %s", SG_POLICY_ROOT,
-				       strerror(errno));
+	const char *const dirs[] = {SG_PIN_ROOT, SG_PROGRAM_ROOT, SG_POLICY_ROOT};
+	for (size_t i = 0; i < SG_ARRAY_SIZE(dirs); i++)
+		if (mkdir(dirs[i], 0700) < 0 && errno != EEXIST)
+			return sg_system_error(err, errno, "cannot create %s: %s", dirs[i],
+					       strerror(errno));
 	return 0;
 }
 
@@ -129,54 +132,28 @@ int sg_events_open(struct sg_err *err)
 	return fd;
 }
 
-void sg_policy_key(const struct sg_compiled *c, char out[SG_POLICY_KEY_LEN])
+const char *const sg_table_names[SG_TABLE_COUNT] = {"exact", "dfa", "rules", "values", "counters"};
+
+/* What is pinned per program, besides "prog". */
+static const char *const program_maps[] = {"guard", "totals", "seen",	"slots",   "exact",
+					   "dfa",   "rules",  "values", "counters"};
+
+uint64_t sg_fnv1a(uint64_t h, const void *data, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-#define HASH_BYTES(ptr, len)                                                                       \
-	do {                                                                                       \
-		const unsigned char *_p = (const unsigned char *)(ptr);                            \
-		for (size_t _i = 0; _i < (len); _i++)                                              \
-			h = (h ^ _p[_i]) * 0x100000001b3ull;                                       \
-	} while (0)
-	/* The whole config: kernel features (rewrite_works, task helpers) make programs differ. */
-	const uint32_t format = SG_EVENT_VERSION;
-	HASH_BYTES(&format, sizeof(format));
-	HASH_BYTES(&c->config, sizeof(c->config));
-	HASH_BYTES(c->transitions, (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
-	HASH_BYTES(c->accept, (size_t)c->n_states * sizeof(uint32_t));
-	HASH_BYTES(c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
-	HASH_BYTES(c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
-	HASH_BYTES(c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
-	HASH_BYTES(c->value_keys, c->n_values * sizeof(*c->value_keys));
-#undef HASH_BYTES
-	snprintf(out, SG_POLICY_KEY_LEN, "%016llx", (unsigned long long)h);
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
 }
 
-static uint32_t at_least_one(size_t n)
+/*
+ * The program's key: its object's digest and the event format. Kernel
+ * features are not in it: bpffs pins do not outlive a boot, and the features
+ * were probed when the pinned program was loaded, in this boot.
+ */
+static void program_key(char out[SG_KEY_LEN])
 {
-	return n ? (uint32_t)n : 1;
-}
-
-static int size_maps(struct sysctl_guard *skel, const struct sg_compiled *c)
-{
-	uint32_t rows = c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
-	struct {
-		struct bpf_map *map;
-		size_t entries;
-	} sizes[] = {
-	    {skel->maps.exact_names, c->n_exact},
-	    {skel->maps.dfa_next, (size_t)c->n_states * c->config.n_classes},
-	    {skel->maps.dfa_accept, c->n_states},
-	    {skel->maps.rules, c->config.n_rules},
-	    {skel->maps.rule_values, c->n_values},
-	    {skel->maps.counters, (size_t)rows * SG_VERDICT_COUNT},
-	};
-	for (size_t i = 0; i < SG_ARRAY_SIZE(sizes); i++) {
-		int r = bpf_map__set_max_entries(sizes[i].map, at_least_one(sizes[i].entries));
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	snprintf(out, SG_KEY_LEN, "%s-%u", SG_PROGRAM_DIGEST, SG_EVENT_VERSION);
 }
 
 /*
@@ -198,59 +175,6 @@ int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *val
 					(const char *)values + i * value_size, flags) < 0)
 			return -errno;
 	return 0;
-}
-
-/* An array map's entries; zero entries are skipped, the kernel zeroes arrays. */
-static int fill_array(struct bpf_map *map, const void *values, size_t value_size, size_t n)
-{
-	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
-	_cleanup_free_ char *packed = sg_xcalloc(n, value_size);
-	_cleanup_free_ char *zero = sg_xcalloc(1, value_size);
-	size_t used = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *v = (const char *)values + i * value_size;
-		if (memcmp(v, zero, value_size) == 0)
-			continue;
-		keys[used] = (uint32_t)i;
-		memcpy(packed + used * value_size, v, value_size);
-		used++;
-	}
-	return sg_map_update_all(bpf_map__fd(map), keys, sizeof(uint32_t), packed, value_size, used,
-				 BPF_ANY);
-}
-
-static int fill_hash(struct bpf_map *map, const void *keys, size_t key_size, const void *values,
-		     size_t value_size, size_t n)
-{
-	/* Batches take no BPF_NOEXIST; the compiler never repeats a key. */
-	return sg_map_update_all(bpf_map__fd(map), keys, key_size, values, value_size, n, BPF_ANY);
-}
-
-static int fill_tables(struct sysctl_guard *skel, const struct sg_compiled *c,
-		       const __u64 hash_key[2])
-{
-	int r = fill_array(skel->maps.dfa_next, c->transitions, sizeof(uint32_t),
-			   (size_t)c->n_states * c->config.n_classes);
-	if (!r)
-		r = fill_array(skel->maps.dfa_accept, c->accept, sizeof(uint32_t), c->n_states);
-	if (!r)
-		r = fill_array(skel->maps.rules, c->rules, sizeof(*c->rules), c->config.n_rules);
-	if (!r)
-		r = fill_hash(skel->maps.exact_names, c->exact_keys, sizeof(*c->exact_keys),
-			      c->exact_rules, sizeof(uint32_t), c->n_exact);
-	if (r)
-		return r;
-
-	/* The kernel's values table is keyed by the values' hashes under this program's key. */
-	_cleanup_free_ struct sg_value_hash_key *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
-	_cleanup_free_ uint8_t *ones = sg_xcalloc(c->n_values, 1);
-	for (size_t i = 0; i < c->n_values; i++) {
-		hashes[i].rule = c->value_keys[i].rule;
-		hashes[i].hash = sg_value_hash(hash_key, c->value_keys[i].value);
-		ones[i] = 1;
-	}
-	return fill_hash(skel->maps.rule_values, hashes, sizeof(*hashes), ones, 1, c->n_values);
 }
 
 /* Every guard reports into the node's ring buffer, so one `monitor` sees them all. */
@@ -276,7 +200,8 @@ static void report_verifier_stats(struct sysctl_guard *skel)
 			info.xlated_prog_len / 8);
 }
 
-static int load(const struct sg_compiled *c, struct sysctl_guard **out, struct sg_err *err)
+static int load(const struct sg_program_config *features, struct sysctl_guard **out,
+		struct sg_err *err)
 {
 	__attribute__((cleanup(destroy_skel))) struct sysctl_guard *skel = NULL;
 	int r;
@@ -289,16 +214,10 @@ static int load(const struct sg_compiled *c, struct sysctl_guard **out, struct s
 	if (!skel)
 		return sg_system_error(err, errno, "cannot open the BPF program: %s",
 				       strerror(errno));
-	struct sg_config config = c->config;
-	if (getrandom(config.hash_key, sizeof(config.hash_key), 0) != sizeof(config.hash_key))
-		return sg_system_error(err, errno, "cannot get random bytes: %s", strerror(errno));
-	memcpy((void *)&skel->rodata->config, &config, sizeof(config));
-	memcpy(skel->bss->hash_key, config.hash_key, sizeof(config.hash_key));
-	r = size_maps(skel, c);
-	if (r == 0)
-		r = sg_injected_fault("map_create");
+	memcpy((void *)&skel->rodata->program_config, features, sizeof(*features));
+	r = sg_injected_fault("map_create");
 	if (r < 0)
-		return sg_system_error(err, -r, "cannot size the BPF maps: %s", strerror(-r));
+		return sg_system_error(err, -r, "cannot create the BPF maps: %s", strerror(-r));
 	r = share_events(skel, err);
 	if (r < 0)
 		return r;
@@ -308,52 +227,56 @@ static int load(const struct sg_compiled *c, struct sysctl_guard **out, struct s
 	if (r < 0)
 		return sg_system_error(err, -r,
 				       "the kernel refused the BPF program (%s); does it support "
-				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.2+)?%s%s",
+				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.8+)?%s%s",
 				       strerror(-r), libbpf_log_len ? "\n" : "", libbpf_log_tail());
 	report_verifier_stats(skel);
-	r = sg_injected_fault("map_update");
-	if (r == 0)
-		r = fill_tables(skel, c, config.hash_key);
-	if (r < 0)
-		return sg_system_error(err, -r, "cannot fill the policy maps: %s", strerror(-r));
 	*out = SG_TAKE(skel);
 	return 0;
 }
 
-int sg_unpin_dir(const char *dir, const char *const *names, size_t n)
+int sg_unpin_dir(const char *dir)
 {
-	char path[PATH_MAX];
+	DIR *d = opendir(dir);
 	int ret = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (unlink(path) < 0 && errno != ENOENT)
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	/* Every pin, whatever the version that made the directory pinned there. */
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
 			ret = -errno;
 	}
+	closedir(d);
 	if (rmdir(dir) < 0 && errno != ENOENT)
 		ret = -errno;
 	return ret;
 }
 
-static int unpin_dir(const char *dir)
-{
-	static const char *const pins[] = {"prog", "guard", "totals", "counters", "seen"};
-	return sg_unpin_dir(dir, pins, SG_ARRAY_SIZE(pins));
-}
-
 int sg_program_unpin(const char *key)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s/%s", SG_POLICY_ROOT, key);
-	return unpin_dir(dir);
+	snprintf(dir, sizeof(dir), "%s/%s", SG_PROGRAM_ROOT, key);
+	return sg_unpin_dir(dir);
+}
+
+static struct bpf_map *skel_map(struct sysctl_guard *skel, const char *pin_name)
+{
+	struct bpf_map *maps[] = {
+	    skel->maps.guard,	     skel->maps.totals,	       skel->maps.seen,
+	    skel->maps.slots,	     skel->maps.policy_exact,  skel->maps.policy_dfa,
+	    skel->maps.policy_rules, skel->maps.policy_values, skel->maps.policy_counters};
+	_Static_assert(SG_ARRAY_SIZE(maps) == SG_ARRAY_SIZE(program_maps), "one map per pin");
+	for (size_t i = 0; i < SG_ARRAY_SIZE(maps); i++)
+		if (strcmp(program_maps[i], pin_name) == 0)
+			return maps[i];
+	return NULL;
 }
 
 static int pin_all(struct sysctl_guard *skel, const char *dir)
 {
 	char path[PATH_MAX];
-	static const char *const names[] = {"guard", "totals", "counters", "seen"};
-	struct bpf_map *maps[] = {skel->maps.guard, skel->maps.totals, skel->maps.counters,
-				  skel->maps.seen};
 
 	if (mkdir(dir, 0700) < 0)
 		return -errno;
@@ -362,9 +285,9 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 		return -EIO;
 	if (bpf_program__pin(skel->progs.sysctl_guard, path) < 0)
 		return -errno;
-	for (size_t i = 0; i < SG_ARRAY_SIZE(maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (bpf_map__pin(maps[i], path) < 0)
+	for (size_t i = 0; i < SG_ARRAY_SIZE(program_maps); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, program_maps[i]);
+		if (bpf_map__pin(skel_map(skel, program_maps[i]), path) < 0)
 			return -errno;
 	}
 	return 0;
@@ -373,63 +296,97 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 int sg_program_open_map(const char *key, const char *name)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
+	snprintf(path, sizeof(path), "%s/%s/%s", SG_PROGRAM_ROOT, key, name);
 	return bpf_obj_get(path);
 }
 
-static int open_pinned(struct sg_program *p)
+static void program_init(struct sg_program *p)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/prog", SG_POLICY_ROOT, p->key);
-	p->prog_fd = bpf_obj_get(path);
-	p->guard_fd = sg_program_open_map(p->key, "guard");
-	p->totals_fd = sg_program_open_map(p->key, "totals");
-	if (p->prog_fd >= 0 && p->guard_fd >= 0 && p->totals_fd >= 0)
+	memset(p, 0, sizeof(*p));
+	p->prog_fd = p->guard_fd = p->totals_fd = p->slots_fd = -1;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		p->outer_fds[i] = -1;
+}
+
+int sg_program_open(const char *key, struct sg_program *p)
+{
+	program_init(p);
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	p->prog_fd = sg_program_open_map(key, "prog");
+	p->guard_fd = sg_program_open_map(key, "guard");
+	p->totals_fd = sg_program_open_map(key, "totals");
+	p->slots_fd = sg_program_open_map(key, "slots");
+	bool all = p->prog_fd >= 0 && p->guard_fd >= 0 && p->totals_fd >= 0 && p->slots_fd >= 0;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		p->outer_fds[i] = sg_program_open_map(key, sg_table_names[i]);
+		all = all && p->outer_fds[i] >= 0;
+	}
+	if (all)
 		return 0;
 	sg_program_close(p);
 	return -ENOENT;
 }
 
-int sg_program_get(const struct sg_compiled *c, struct sg_program *out, struct sg_err *err)
+int sg_program_get(struct sg_program *out, struct sg_err *err)
 {
 	__attribute__((cleanup(destroy_skel))) struct sysctl_guard *skel = NULL;
-	char staging[PATH_MAX], final_dir[PATH_MAX];
+	char key[SG_KEY_LEN], staging[PATH_MAX], final_dir[PATH_MAX];
 
-	memset(out, 0, sizeof(*out));
-	out->prog_fd = out->guard_fd = out->totals_fd = -1;
-	sg_policy_key(c, out->key);
-	if (open_pinned(out) == 0)
+	program_key(key);
+	/* The prog_load fault makes the load run, and fail, even where one is pinned. */
+	if (!sg_injected_fault("prog_load") && sg_program_open(key, out) == 0)
 		return 0;
 
-	int r = load(c, &skel, err);
+	struct sg_program_config features = {.task_helpers = sg_probe_task_helpers()};
+	int r = load(&features, &skel, err);
 	if (r < 0)
 		return r;
 	/* Pinned whole or not at all: built aside, then renamed into place. */
-	snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_POLICY_ROOT, out->key);
-	snprintf(staging, sizeof(staging), "%s/staging-%d-%s", SG_POLICY_ROOT, (int)getpid(),
-		 out->key);
-	unpin_dir(staging);
+	snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_PROGRAM_ROOT, key);
+	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_PROGRAM_ROOT, SG_STAGING_PREFIX,
+		 (int)getpid(), key);
+	sg_unpin_dir(staging);
 	r = pin_all(skel, staging);
 	if (r == 0 && rename(staging, final_dir) < 0)
 		r = -errno;
 	if (r < 0) {
-		unpin_dir(staging);
-		/* Another hook pinned the same policy first: share theirs. */
-		if (open_pinned(out) == 0)
+		sg_unpin_dir(staging);
+		/* Another hook pinned it first: share theirs. */
+		if (sg_program_open(key, out) == 0)
 			return 0;
-		return sg_system_error(err, -r, "cannot pin the program of policy %s: %s", out->key,
+		return sg_system_error(err, -r, "cannot pin the BPF program in %s: %s", final_dir,
 				       strerror(-r));
 	}
+	if (sg_program_open(key, out) < 0)
+		return sg_system_error(err, ENOENT, "%s vanished", final_dir);
 	out->loaded = true;
-	return open_pinned(out) == 0 ? 0 : sg_system_error(err, ENOENT, "%s vanished", final_dir);
+	return 0;
 }
 
 void sg_program_close(struct sg_program *p)
 {
-	int *fds[] = {&p->prog_fd, &p->guard_fd, &p->totals_fd};
+	int *fds[] = {&p->prog_fd, &p->guard_fd, &p->totals_fd, &p->slots_fd};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(fds); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		if (p->outer_fds[i] >= 0)
+			close(p->outer_fds[i]);
+		p->outer_fds[i] = -1;
+	}
+}
+
+int sg_pins_lock(bool exclusive)
+{
+	int fd = open(SG_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
 }

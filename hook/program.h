@@ -1,47 +1,73 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The loaded program of a policy. Loading means verification, by far the
- * most expensive step of an attach, so one program serves every cgroup
- * guarded by the same policy: it is pinned under SG_POLICY_ROOT/<key>/ and
- * found again by the policy's key (a hash of the compiled tables and the
- * kernel features they were built for).
+ * The node's loaded program. Loading means verification, by far the most
+ * expensive step of an attach, so one program serves every guarded cgroup
+ * whatever its policy: it is loaded once per build of sysctl-guard and boot,
+ * and pinned under SG_PROGRAM_ROOT/<key>/, the key a hash of the BPF object
+ * and the kernel features it was verified for:
  *
  *   prog      the program
- *   guard     cgroup local storage, struct sg_guard_storage per guarded cgroup
- *   totals    per-CPU cgroup local storage, struct sg_guard_totals
- *   counters  per-CPU per-rule counters of the policy (all its cgroups)
+ *   guard     cgroup local storage: struct sg_guard_storage per guarded cgroup
+ *   totals    per-CPU cgroup local storage: struct sg_guard_totals
  *   seen      learning: accesses by guarded cgroup (struct sg_seen_key)
+ *   slots     which policy holds each slot of the outer maps
+ *   exact dfa rules values counters
+ *             outer maps: slot -> that policy's table (tables.h)
+ *
+ * Pins are built in a staging directory and renamed into place: a hook
+ * killed at any point leaves nothing half made under its final name.
  */
 #ifndef SG_PROGRAM_H
 #define SG_PROGRAM_H
 
 #include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
 
-#include "compile.h"
 #include "err.h"
 
 #define SG_PIN_ROOT	  "/sys/fs/bpf/sysctl-guard"
+#define SG_PROGRAM_ROOT	  SG_PIN_ROOT "/programs"
 #define SG_POLICY_ROOT	  SG_PIN_ROOT "/policies"
-#define SG_POLICY_KEY_LEN 24
+#define SG_KEY_LEN	  24
+#define SG_POLICY_KEY_LEN SG_KEY_LEN
+#define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
+
+/* The outer maps: for each, slot -> the policy's own map. */
+enum sg_table {
+	SG_TABLE_EXACT,
+	SG_TABLE_DFA,
+	SG_TABLE_RULES,
+	SG_TABLE_VALUES,
+	SG_TABLE_COUNTERS,
+	SG_TABLE_COUNT,
+};
+
+extern const char *const sg_table_names[SG_TABLE_COUNT];
 
 struct sg_program {
-	char key[SG_POLICY_KEY_LEN];
+	char key[SG_KEY_LEN];
 	int prog_fd;
 	int guard_fd;
 	int totals_fd;
+	int slots_fd;
+	int outer_fds[SG_TABLE_COUNT];
 	bool loaded; /* this call loaded it (not found pinned) */
 };
 
-/* The key a compiled policy's program is pinned under. */
-void sg_policy_key(const struct sg_compiled *c, char out[SG_POLICY_KEY_LEN]);
+/* Finds the node's program, or loads and pins it. */
+int sg_program_get(struct sg_program *out, struct sg_err *err);
 
-/* Finds the program pinned for @c, or loads, fills and pins one. */
-int sg_program_get(const struct sg_compiled *c, struct sg_program *out, struct sg_err *err);
+/* Opens the node program pinned under @key (for status and gc): 0 or -errno. */
+int sg_program_open(const char *key, struct sg_program *out);
 
 void sg_program_close(struct sg_program *p);
 
-/* Opens map @name of the policy pinned under @key. */
+/* Opens map @name of the program pinned under @key. */
 int sg_program_open_map(const char *key, const char *name);
+
+/* Removes the pins of program @key (it stays loaded while links use it). */
+int sg_program_unpin(const char *key);
 
 /*
  * Writes @n key/value pairs into map @fd: one BPF_MAP_UPDATE_BATCH call where
@@ -50,11 +76,15 @@ int sg_program_open_map(const char *key, const char *name);
 int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *values,
 		      size_t value_size, size_t n, uint64_t flags);
 
-/* Unpins @names in @dir, then removes @dir; returns 0 or the last -errno. */
-int sg_unpin_dir(const char *dir, const char *const *names, size_t n);
+/* Unpins everything in @dir, then removes @dir; returns 0 or the last -errno. */
+int sg_unpin_dir(const char *dir);
 
-/* Removes the pins of policy @key (its program stays while links use it). */
-int sg_program_unpin(const char *key);
+/*
+ * Serialises `gc` against attaches: attaches hold the pins shared while they
+ * pick up a policy and write it into a cgroup's storage, gc holds them
+ * exclusively while it frees policies. Returns a descriptor to close, or -errno.
+ */
+int sg_pins_lock(bool exclusive);
 
 /*
  * A test seam: SYSCTL_GUARD_FAULT=STEP[,STEP...] makes those kernel steps
@@ -64,10 +94,13 @@ int sg_program_unpin(const char *key);
  */
 int sg_injected_fault(const char *step);
 
-/* Makes sure bpffs is mounted at /sys/fs/bpf and SG_PIN_ROOT exists. */
+/* Makes sure bpffs is mounted at /sys/fs/bpf and our directories exist. */
 int sg_bpffs_prepare(struct sg_err *err);
 
 /* Opens the node's events ring buffer, creating and pinning it when missing. */
 int sg_events_open(struct sg_err *err);
+
+/* FNV-1a over @len bytes, continuing from @h: names pins, never guards secrets. */
+uint64_t sg_fnv1a(uint64_t h, const void *data, size_t len);
 
 #endif

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tables.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "eval.h"
+#include "util.h"
+
+/* What is pinned per policy: the tables (enum sg_table order), then ours. */
+static const char *const policy_pins[] = {"exact",    "dfa",  "rules",	   "values",
+					  "counters", "info", "rule_names"};
+_Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_TABLE_COUNT + 2, "tables, info, rule_names");
+
+/* One map per pin; -1 when not made. */
+struct policy_maps {
+	int fds[SG_ARRAY_SIZE(policy_pins)];
+};
+
+enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
+
+static void close_maps(struct policy_maps *m)
+{
+	for (size_t i = 0; i < SG_ARRAY_SIZE(m->fds); i++)
+		if (m->fds[i] >= 0)
+			close(m->fds[i]);
+}
+
+/*
+ * The policy's key: the program whose slots it lives in and everything the
+ * program reads of it. The values-hash key is random per policy, so it is
+ * left out (it is zero in @c).
+ */
+static void policy_key(const char *program_key, const struct sg_compiled *c, char out[SG_KEY_LEN])
+{
+	uint64_t h = sg_fnv1a(0xcbf29ce484222325ull, program_key, strlen(program_key));
+	h = sg_fnv1a(h, &c->config, sizeof(c->config));
+	h = sg_fnv1a(h, c->transitions,
+		     (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
+	h = sg_fnv1a(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
+	h = sg_fnv1a(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	h = sg_fnv1a(h, c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
+	h = sg_fnv1a(h, c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
+	h = sg_fnv1a(h, c->value_keys, c->n_values * sizeof(*c->value_keys));
+	for (uint32_t i = 0; i < c->config.n_rules; i++)
+		if (c->origins[i].name)
+			h = sg_fnv1a(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
+	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)h);
+}
+
+static uint32_t at_least_one(size_t n)
+{
+	return n ? (uint32_t)n : 1;
+}
+
+static uint32_t counter_rows(const struct sg_compiled *c)
+{
+	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
+}
+
+/* Each map as the program's outer maps expect its inner maps: same types, sizes and flags. */
+static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
+{
+	const struct {
+		enum bpf_map_type type;
+		uint32_t key_size, value_size;
+		size_t entries;
+		uint32_t flags;
+	} shapes[] = {
+	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key), sizeof(uint32_t),
+				c->n_exact, 0},
+	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint32_t),
+			      (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes),
+			      BPF_F_INNER_MAP},
+	    [SG_TABLE_RULES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_entry),
+				c->config.n_rules, BPF_F_INNER_MAP},
+	    [SG_TABLE_VALUES] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_value_hash_key),
+				 sizeof(uint8_t), c->n_values, 0},
+	    [SG_TABLE_COUNTERS] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
+				   (size_t)counter_rows(c) * SG_VERDICT_COUNT, BPF_F_INNER_MAP},
+	    [PIN_INFO] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_policy_info), 1,
+			  0},
+	    [PIN_RULE_NAMES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_name),
+				c->config.n_rules, 0},
+	};
+	_Static_assert(SG_ARRAY_SIZE(shapes) == SG_ARRAY_SIZE(m->fds), "one shape per pin");
+
+	if (sg_injected_fault("map_create"))
+		return -EIO;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(shapes); i++) {
+		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = shapes[i].flags);
+		m->fds[i] =
+		    bpf_map_create(shapes[i].type, policy_pins[i], shapes[i].key_size,
+				   shapes[i].value_size, at_least_one(shapes[i].entries), &opts);
+		if (m->fds[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* An array map's entries; zero entries are skipped, the kernel zeroes arrays. */
+static int fill_array(int fd, const void *values, size_t value_size, size_t n)
+{
+	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
+	_cleanup_free_ char *packed = sg_xcalloc(n, value_size);
+	_cleanup_free_ char *zero = sg_xcalloc(1, value_size);
+	size_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *v = (const char *)values + i * value_size;
+		if (memcmp(v, zero, value_size) == 0)
+			continue;
+		keys[used] = (uint32_t)i;
+		memcpy(packed + used * value_size, v, value_size);
+		used++;
+	}
+	return sg_map_update_all(fd, keys, sizeof(uint32_t), packed, value_size, used, BPF_ANY);
+}
+
+/* The DFA as the program reads it: each state's row of next states, then what it accepts. */
+static int fill_dfa(int fd, const struct sg_compiled *c)
+{
+	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
+	_cleanup_free_ uint32_t *rows = sg_xcalloc((size_t)c->n_states * width, sizeof(uint32_t));
+
+	for (size_t s = 0; s < c->n_states; s++) {
+		memcpy(&rows[s * width], &c->transitions[s * classes], classes * sizeof(uint32_t));
+		rows[s * width + classes] = c->accept[s];
+	}
+	return fill_array(fd, rows, sizeof(uint32_t), (size_t)c->n_states * width);
+}
+
+/* Batches take no BPF_NOEXIST; the compiler never repeats a key. */
+static int fill_values(int fd, const struct sg_compiled *c, const __u64 hash_key[2])
+{
+	/* The kernel's values table is keyed by the values' hashes under the policy's key. */
+	_cleanup_free_ struct sg_value_hash_key *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
+	_cleanup_free_ uint8_t *ones = sg_xcalloc(c->n_values, 1);
+	for (size_t i = 0; i < c->n_values; i++) {
+		hashes[i].rule = c->value_keys[i].rule;
+		hashes[i].hash = sg_value_hash(hash_key, c->value_keys[i].value);
+		ones[i] = 1;
+	}
+	return sg_map_update_all(fd, hashes, sizeof(*hashes), ones, 1, c->n_values, BPF_ANY);
+}
+
+static int fill_rule_names(int fd, const struct sg_compiled *c)
+{
+	_cleanup_free_ struct sg_rule_name *names = sg_xcalloc(c->config.n_rules, sizeof(*names));
+	for (size_t i = 0; i < c->config.n_rules; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s",
+			 c->origins[i].name ? c->origins[i].name : "");
+	return fill_array(fd, names, sizeof(*names), c->config.n_rules);
+}
+
+static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
+		     const struct sg_policy_info *info)
+{
+	if (sg_injected_fault("map_update"))
+		return -EIO;
+	int r = fill_dfa(m->fds[SG_TABLE_DFA], c);
+	if (!r)
+		r = fill_array(m->fds[SG_TABLE_RULES], c->rules, sizeof(*c->rules),
+			       c->config.n_rules);
+	if (!r)
+		r = sg_map_update_all(m->fds[SG_TABLE_EXACT], c->exact_keys, sizeof(*c->exact_keys),
+				      c->exact_rules, sizeof(uint32_t), c->n_exact, BPF_ANY);
+	if (!r)
+		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
+	if (!r)
+		r = fill_rule_names(m->fds[PIN_RULE_NAMES], c);
+	return r;
+}
+
+static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
+{
+	uint32_t zero = 0;
+	return bpf_map_update_elem(m->fds[PIN_INFO], &zero, info, BPF_ANY) < 0 ? -errno : 0;
+}
+
+static int pin_maps(const struct policy_maps *m, const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (sg_injected_fault("pin"))
+		return -EIO;
+	if (mkdir(dir, 0700) < 0)
+		return -errno;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(policy_pins); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, policy_pins[i]);
+		if (bpf_obj_pin(m->fds[i], path) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Claims a free slot for @key: inserting into the slots map without
+ * overwriting is atomic, so two hooks never get the same slot. Probing
+ * starts at a place the key picks, so claims rarely collide.
+ */
+static int claim_slot(const struct sg_program *prog, const char *key, uint32_t *slot)
+{
+	char value[SG_KEY_LEN] = {0};
+	uint32_t start = (uint32_t)sg_fnv1a(0xcbf29ce484222325ull, key, strlen(key));
+
+	snprintf(value, sizeof(value), "%s", key);
+	for (uint32_t i = 0; i < SG_MAX_POLICIES - 1; i++) {
+		uint32_t s = 1 + (start + i) % (SG_MAX_POLICIES - 1);
+		if (bpf_map_update_elem(prog->slots_fd, &s, value, BPF_NOEXIST) == 0) {
+			*slot = s;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+/* Empties @slot in every outer map, then frees it if @key (when given) holds it. */
+static void release_slot(const struct sg_program *prog, uint32_t slot, const char *key)
+{
+	char holder[SG_KEY_LEN];
+
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		bpf_map_delete_elem(prog->outer_fds[i], &slot);
+	if (key && (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0 ||
+		    strncmp(holder, key, sizeof(holder)) != 0))
+		return;
+	bpf_map_delete_elem(prog->slots_fd, &slot);
+}
+
+/* Whether the program can find table @i of the policy at @slot. */
+static bool is_placed(const struct sg_program *prog, size_t i, uint32_t slot)
+{
+	uint32_t inner_id;
+	return bpf_map_lookup_elem(prog->outer_fds[i], &slot, &inner_id) == 0;
+}
+
+/* In a child: one outer-map update; exits with 0 or the errno. */
+static void place_in_child(int outer_fd, uint32_t slot, int inner_fd)
+{
+	uint32_t fd = (uint32_t)inner_fd;
+	/* Runtimes read the hook's output until every writer is gone: this one writes nothing. */
+	for (int std = 0; std <= 2; std++)
+		close(std);
+	_exit(bpf_map_update_elem(outer_fd, &slot, &fd, BPF_ANY) < 0 ? errno : 0);
+}
+
+/* Waits until every table is placed, or a child reports why it could not place one. */
+static int wait_placed(const struct sg_program *prog, uint32_t slot, const pid_t *pids, size_t n)
+{
+	const struct timespec pause = {.tv_nsec = 20 * 1000};
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		size_t placed = 0;
+		for (size_t i = 0; i < n; i++) {
+			int status;
+			if (is_placed(prog, i, slot)) {
+				placed++;
+				continue;
+			}
+			if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == pids[i])
+				return WIFEXITED(status) && WEXITSTATUS(status)
+					   ? -WEXITSTATUS(status)
+					   : -EIO;
+		}
+		if (placed == n)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > 5)
+			return -ETIMEDOUT;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
+ * Puts the policy's tables at its slot of every outer map: the program can
+ * now find them. The kernel makes an outer-map update visible at once, then
+ * waits for an RCU grace period before the syscall returns, so that no
+ * program still uses the inner map it replaced (10 to 25 ms each on these
+ * machines). A fresh slot replaced nothing, so nobody needs that wait:
+ * children make the updates side by side and wait it out detached, and the
+ * hook goes on as soon as it sees every table in place.
+ */
+static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
+{
+	pid_t pids[SG_TABLE_COUNT];
+
+	if (sg_injected_fault("map_update"))
+		return -EIO;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			place_in_child(prog->outer_fds[i], slot, m->fds[i]);
+		if (pids[i] < 0) {
+			/* Without a helper, this table is placed here, waiting included. */
+			uint32_t fd = (uint32_t)m->fds[i];
+			if (bpf_map_update_elem(prog->outer_fds[i], &slot, &fd, BPF_ANY) < 0)
+				return -errno;
+		}
+	}
+	return wait_placed(prog, slot, pids, SG_TABLE_COUNT);
+}
+
+int sg_tables_open_map(const char *key, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
+	return bpf_obj_get(path);
+}
+
+int sg_tables_read_info(const char *key, struct sg_policy_info *info)
+{
+	uint32_t zero = 0;
+	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &zero, info) < 0)
+		return -errno;
+	if (info->format != SG_POLICY_INFO_FORMAT || info->slot == 0)
+		return -EPROTO;
+	info->program_key[SG_KEY_LEN - 1] = '\0';
+	return 0;
+}
+
+/* Found pinned, and for this program: then it is complete (pinned by rename). */
+static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
+{
+	int r = sg_tables_read_info(out->key, &out->info);
+	if (r == 0 && strcmp(out->info.program_key, prog->key) != 0)
+		r = -ESTALE;
+	return r;
+}
+
+static int make_tables(const struct sg_program *prog, const struct sg_compiled *c,
+		       struct sg_tables *out, const char *staging)
+{
+	struct policy_maps m;
+	memset(m.fds, -1, sizeof(m.fds));
+	struct sg_policy_info *info = &out->info;
+
+	memset(info, 0, sizeof(*info));
+	info->format = SG_POLICY_INFO_FORMAT;
+	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
+	info->config = c->config;
+	if (getrandom(info->config.hash_key, sizeof(info->config.hash_key), 0) !=
+	    sizeof(info->config.hash_key)) {
+		close_maps(&m);
+		return -EIO;
+	}
+	int r = create_maps(c, &m);
+	if (r == 0)
+		r = fill_maps(&m, c, info);
+	if (r == 0)
+		r = claim_slot(prog, out->key, &info->slot);
+	if (r < 0) {
+		close_maps(&m);
+		return r;
+	}
+	r = write_info(&m, info);
+	if (r == 0)
+		r = place_tables(prog, &m, info->slot);
+	if (r == 0)
+		r = pin_maps(&m, staging);
+	if (r == 0 && sg_injected_fault("rename"))
+		r = -EIO;
+	if (r == 0) {
+		char final_dir[PATH_MAX];
+		snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_POLICY_ROOT, out->key);
+		if (rename(staging, final_dir) < 0)
+			r = -errno;
+	}
+	if (r < 0)
+		release_slot(prog, info->slot, out->key);
+	close_maps(&m);
+	return r;
+}
+
+int sg_tables_get(const struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
+		  struct sg_err *err)
+{
+	char staging[PATH_MAX];
+
+	memset(out, 0, sizeof(*out));
+	policy_key(prog->key, c, out->key);
+	if (find_pinned(prog, out) == 0)
+		return 0;
+
+	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
+		 (int)getpid(), out->key);
+	sg_unpin_dir(staging);
+	int r = make_tables(prog, c, out, staging);
+	sg_unpin_dir(staging);
+	if (r < 0) {
+		/* Another hook made the same policy first: share theirs. */
+		if (find_pinned(prog, out) == 0)
+			return 0;
+		if (r == -ENOSPC)
+			return sg_system_error(
+			    err, ENOSPC,
+			    "all %d policy slots are in use: run `sysctl-guard gc` "
+			    "to free the policies no container uses",
+			    SG_MAX_POLICIES - 1);
+		return sg_system_error(err, -r,
+				       "cannot put the tables of policy %s in the kernel: %s",
+				       out->key, strerror(-r));
+	}
+	out->made = true;
+	return 0;
+}
+
+int sg_tables_remove(const char *key)
+{
+	struct sg_policy_info info;
+	struct sg_program prog;
+	char dir[PATH_MAX];
+
+	if (sg_tables_read_info(key, &info) == 0 && sg_program_open(info.program_key, &prog) == 0) {
+		release_slot(&prog, info.slot, key);
+		sg_program_close(&prog);
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", SG_POLICY_ROOT, key);
+	return sg_unpin_dir(dir);
+}
+
+/* Waits for one of the removing children: 1 when it removed its policy. */
+static int wait_removal(void)
+{
+	int status;
+	return wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
+{
+	enum { side_by_side = 64 };
+	size_t running = 0;
+	int removed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (running == side_by_side) {
+			removed += wait_removal();
+			running--;
+		}
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(sg_tables_remove(keys[i]) == 0 ? 0 : 1);
+		if (pid < 0)
+			removed += sg_tables_remove(keys[i]) == 0;
+		else
+			running++;
+	}
+	for (; running > 0; running--)
+		removed += wait_removal();
+	return removed;
+}
+
+int sg_tables_release_orphan_slots(const struct sg_program *prog)
+{
+	char holder[SG_KEY_LEN], path[PATH_MAX];
+	uint32_t slot, next;
+	int released = 0;
+	struct stat st;
+
+	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
+		slot = next;
+		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0)
+			continue;
+		holder[SG_KEY_LEN - 1] = '\0';
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, holder);
+		if (stat(path, &st) == 0)
+			continue;
+		release_slot(prog, slot, holder);
+		released++;
+	}
+	return released;
+}

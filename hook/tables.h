@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A policy's tables in the kernel: maps of its own, sized to it, placed in
+ * the node program's outer maps at a slot the policy claims. They are made
+ * once per distinct policy and shared by every cgroup it guards, and pinned
+ * under SG_POLICY_ROOT/<key>/:
+ *
+ *   info        struct sg_policy_info: slot, program, the policy's knobs
+ *   exact dfa rules values counters
+ *               the tables the program reads (program.h)
+ *   rule_names  rule index -> name as written, for status and events
+ *
+ * Made in a staging directory and renamed into place; a slot is claimed
+ * before, so a policy under its final name always has one.
+ */
+#ifndef SG_TABLES_H
+#define SG_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile.h"
+#include "err.h"
+#include "program.h"
+
+#define SG_POLICY_INFO_FORMAT 1
+
+struct sg_policy_info {
+	uint32_t format; /* SG_POLICY_INFO_FORMAT */
+	uint32_t slot;
+	char program_key[SG_KEY_LEN];
+	struct sg_config config; /* with this policy's random values-hash key */
+};
+
+struct sg_rule_name {
+	char name[SG_NAME_MAX];
+};
+
+struct sg_tables {
+	char key[SG_KEY_LEN];
+	struct sg_policy_info info;
+	bool made; /* this call made them (not found pinned) */
+};
+
+/*
+ * Finds the tables of @compiled for program @prog, or makes, fills and pins
+ * them and puts them in the program's outer maps. The caller holds the pins
+ * lock (shared) until the policy is in a cgroup's storage.
+ */
+int sg_tables_get(const struct sg_program *prog, const struct sg_compiled *compiled,
+		  struct sg_tables *out, struct sg_err *err);
+
+/* Reads the info of the policy pinned under @key: 0 or -errno. */
+int sg_tables_read_info(const char *key, struct sg_policy_info *info);
+
+/* Opens map @name of the policy pinned under @key. */
+int sg_tables_open_map(const char *key, const char *name);
+
+/*
+ * Takes policy @key out of its program's outer maps, frees its slot and
+ * unpins it. The caller holds the pins lock exclusively and knows that no
+ * guard uses the policy.
+ */
+int sg_tables_remove(const char *key);
+
+/*
+ * sg_tables_remove for each of @keys; returns how many were removed. Each
+ * removal waits for RCU grace periods (one per outer map, see
+ * place_tables), so they run side by side, in children.
+ */
+int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n);
+
+/* Frees slots claimed by hooks that died before they pinned their policy (lock held exclusively).
+ */
+int sg_tables_release_orphan_slots(const struct sg_program *prog);
+
+#endif
