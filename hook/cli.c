@@ -168,8 +168,10 @@ static const char *verdict_text(enum sg_verdict v)
 static int compile_file(const char *file, struct sg_policy *policy, struct sg_policy_set *set,
 			struct sg_compiled *compiled, struct sg_err *err)
 {
-	if (sg_policy_load_file(file, policy, err) < 0 ||
-	    sg_policy_set_single(policy, file, set, err) < 0 || sg_compile(set, compiled, err) < 0)
+	if (sg_policy_load_file(file, policy, err) < 0)
+		return -1;
+	sg_policy_set_adopt(policy, file, set);
+	if (sg_compile(set, compiled, err) < 0)
 		return -1;
 	compiled->config.rewrite_works = 1;
 	return 0;

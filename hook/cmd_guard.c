@@ -140,9 +140,12 @@ int sg_cmd_attach(int argc, char **argv)
 				      "confines every process on the host; add --force if that "
 				      "is what you mean",
 				      cgroup);
-	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0 ||
-	    sg_policy_set_single(&policy, label, &set, &err) < 0 ||
-	    sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
+	if (load_policy(file, profile, config_path, &policy, &label, &err) < 0) {
+		status = sg_report(&err);
+		goto out;
+	}
+	sg_policy_set_adopt(&policy, label, &set);
+	if (sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
 		status = sg_report(&err);
 		goto out;
 	}

@@ -83,6 +83,16 @@ static void nfa_free(struct nfa *nfa)
 	memset(nfa, 0, sizeof(*nfa));
 }
 
+/* The (node, item) index serves only to add patterns: gone before the DFA needs the memory. */
+static void nfa_drop_trie_index(struct nfa *nfa)
+{
+	free(nfa->child_keys);
+	free(nfa->child_vals);
+	nfa->child_keys = NULL;
+	nfa->child_vals = NULL;
+	nfa->children_cap = nfa->n_children = 0;
+}
+
 static uint32_t nfa_node(struct nfa *nfa, enum node_loop loop)
 {
 	if (nfa->n_nodes == nfa->nodes_cap) {
@@ -661,26 +671,39 @@ static void merge_byte_classes(struct sg_compiled *c)
 	if (n_new == n_classes)
 		return;
 
-	uint32_t *t = sg_xcalloc((size_t)n_states * n_new, sizeof(uint32_t));
+	/*
+	 * Narrowed in place rather than into a second table as large: map[cl] <=
+	 * cl and n_new < n_classes, so every entry moves down to a place already
+	 * read, never onto one still to be read.
+	 */
+	uint32_t *t = c->transitions;
 	for (uint32_t s = 0; s < n_states; s++)
 		for (uint32_t cl = 0; cl < n_classes; cl++)
-			t[(size_t)s * n_new + map[cl]] = c->transitions[(size_t)s * n_classes + cl];
-	free(c->transitions);
-	c->transitions = t;
+			t[(size_t)s * n_new + map[cl]] = t[(size_t)s * n_classes + cl];
+	c->transitions = sg_xrealloc(t, (size_t)n_states * n_new, sizeof(uint32_t));
 	for (unsigned ch = 0; ch < 256; ch++)
 		c->config.byte_class[ch] = (uint8_t)map[c->config.byte_class[ch]];
 	c->config.n_classes = n_new;
 }
 
+/*
+ * A literal rule on its way into the exact table. It points at the name
+ * instead of holding the 132-byte zero-padded key: a policy may have tens
+ * of thousands of them, and the keys are written once, sorted.
+ */
 struct exact_entry {
-	struct sg_exact_key key;
+	const char *name;
+	uint32_t layer;
 	uint32_t rule;
 };
 
+/* The order of memcmp on the keys (cmp_exact_key): layer bytes, then the zero-padded name. */
 static int cmp_exact_entry(const void *a, const void *b)
 {
 	const struct exact_entry *x = a, *y = b;
-	int r = memcmp(&x->key, &y->key, sizeof(x->key));
+	int r = memcmp(&x->layer, &y->layer, sizeof(x->layer));
+	if (!r)
+		r = strcmp(x->name, y->name);
 	if (r)
 		return r;
 	return (x->rule > y->rule) - (x->rule < y->rule);
@@ -770,18 +793,74 @@ static int add_value(struct sg_value_key *keys, size_t *n, uint32_t rule, const 
 static void add_exact(struct exact_entry *entries, size_t *n, uint32_t layer, const char *name,
 		      uint32_t rule)
 {
-	struct exact_entry *e = &entries[(*n)++];
-	memset(e, 0, sizeof(*e));
-	e->key.layer = layer;
-	memcpy(e->key.name, name, strlen(name));
-	e->rule = rule;
+	entries[(*n)++] = (struct exact_entry){.name = name, .layer = layer, .rule = rule};
+}
+
+/* Sorted for bsearch; of duplicate names the first listed rule wins. */
+static void build_exact_table(struct sg_compiled *c, struct exact_entry *exact, size_t n_exact)
+{
+	qsort(exact, n_exact, sizeof(*exact), cmp_exact_entry);
+	c->exact_keys = sg_xcalloc(n_exact, sizeof(*c->exact_keys));
+	c->exact_rules = sg_xcalloc(n_exact, sizeof(*c->exact_rules));
+	for (size_t i = 0; i < n_exact; i++) {
+		if (c->n_exact && exact[i].layer == exact[i - 1].layer &&
+		    strcmp(exact[i].name, exact[i - 1].name) == 0)
+			continue;
+		struct sg_exact_key *key = &c->exact_keys[c->n_exact];
+		key->layer = exact[i].layer;
+		memcpy(key->name, exact[i].name, strlen(exact[i].name));
+		c->exact_rules[c->n_exact] = exact[i].rule;
+		c->n_exact++;
+	}
+}
+
+/*
+ * The slash-form pattern of every policy rule, in global rule order: the
+ * policy's own (the parser normalised it already), or normalised here for a
+ * rule that has only a name. Only those few are copies.
+ */
+struct rule_patterns {
+	const char **of;
+	char **normalised; /* the copies, to free */
+	size_t n;
+};
+
+static void rule_patterns_free(struct rule_patterns *p)
+{
+	for (size_t i = 0; p->normalised && i < p->n; i++)
+		free(p->normalised[i]);
+	free(p->normalised);
+	free(p->of);
+	memset(p, 0, sizeof(*p));
+}
+
+#define _cleanup_rule_patterns_ __attribute__((cleanup(rule_patterns_free)))
+
+static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule *rule,
+			const char *where, struct sg_err *err)
+{
+	char pattern[SG_NAME_MAX];
+
+	if (rule->pattern) {
+		if (strlen(rule->pattern) >= SG_NAME_MAX)
+			return sg_input_error(err, "%s: the name is longer than %d characters",
+					      where, SG_NAME_MAX - 1);
+		p->of[g] = rule->pattern;
+		return 0;
+	}
+	if (sg_name_normalise(rule->name ? rule->name : "", pattern, sizeof(pattern), err) < 0) {
+		sg_err_prefix(err, "%s", where);
+		return -EINVAL;
+	}
+	p->normalised[g] = sg_xstrdup(pattern);
+	p->of[g] = p->normalised[g];
+	return 0;
 }
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
-	_cleanup_free_ const char **patterns = NULL;
-	_cleanup_free_ char *pattern_buf = NULL;
+	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
 	_cleanup_free_ struct exact_entry *exact = NULL;
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
 	struct nfa nfa = {0};
@@ -823,8 +902,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
 	c.value_keys = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.value_keys));
 	exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*exact));
-	patterns = sg_xcalloc(n_policy_rules, sizeof(*patterns));
-	pattern_buf = sg_xcalloc(n_policy_rules, SG_NAME_MAX);
+	patterns.n = n_policy_rules;
+	patterns.of = sg_xcalloc(n_policy_rules, sizeof(*patterns.of));
+	patterns.normalised = sg_xcalloc(n_policy_rules, sizeof(*patterns.normalised));
 
 	/* Rules, in layer order; literal ones into the exact table. */
 	uint32_t g = 0;
@@ -837,24 +917,12 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
 			const char *name = rule->name ? rule->name : rule->pattern;
-			char *pattern = pattern_buf + (size_t)g * SG_NAME_MAX;
 
 			snprintf(where, sizeof(where), "%s: rules[%zu] \"%s\"", origin, i,
 				 name ? name : "");
-			if (rule->pattern) {
-				if (strlen(rule->pattern) >= SG_NAME_MAX)
-					return sg_input_error(err,
-							      "%s: the name is longer than %d "
-							      "characters",
-							      where, SG_NAME_MAX - 1);
-				strcpy(pattern, rule->pattern);
-			} else if (sg_name_normalise(name ? name : "", pattern, SG_NAME_MAX, err) <
-				   0) {
-				sg_err_prefix(err, "%s", where);
-				return -EINVAL;
-			}
-			patterns[g] = pattern;
-
+			r = rule_pattern(&patterns, g, rule, where, err);
+			if (r < 0)
+				return r;
 			r = fill_rule(&c.rules[g], rule, (uint8_t)l, where, err);
 			if (r < 0)
 				return r;
@@ -866,8 +934,8 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 					return r;
 			}
 			/* Not rule->is_literal: the exact table and the DFA must split alike. */
-			if (sg_pattern_is_literal(pattern))
-				add_exact(exact, &n_exact, (uint32_t)l, pattern, g);
+			if (sg_pattern_is_literal(patterns.of[g]))
+				add_exact(exact, &n_exact, (uint32_t)l, patterns.of[g], g);
 		}
 	}
 
@@ -896,18 +964,8 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 			return r;
 	}
 
-	/* Sorted for bsearch; of duplicate names the first listed rule wins. */
-	qsort(exact, n_exact, sizeof(*exact), cmp_exact_entry);
-	c.exact_keys = sg_xcalloc(n_exact, sizeof(*c.exact_keys));
-	c.exact_rules = sg_xcalloc(n_exact, sizeof(*c.exact_rules));
-	for (size_t i = 0; i < n_exact; i++) {
-		if (c.n_exact &&
-		    memcmp(&c.exact_keys[c.n_exact - 1], &exact[i].key, sizeof(exact[i].key)) == 0)
-			continue;
-		c.exact_keys[c.n_exact] = exact[i].key;
-		c.exact_rules[c.n_exact] = exact[i].rule;
-		c.n_exact++;
-	}
+	build_exact_table(&c, exact, n_exact);
+	free(SG_TAKE(exact)); /* before the DFA, the largest step */
 
 	qsort(c.value_keys, c.n_values, sizeof(*c.value_keys), cmp_value_key);
 	size_t kept = 0;
@@ -920,7 +978,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.n_values = kept;
 
 	/* One DFA per layer over the patterns; state 0 is the dead state. */
-	assign_byte_classes(set, patterns, &c.config);
+	assign_byte_classes(set, patterns.of, &c.config);
 	size_t states_cap = 1024;
 	c.transitions = sg_xcalloc(states_cap * c.config.n_classes, sizeof(uint32_t));
 	c.accept = sg_xcalloc(states_cap, sizeof(uint32_t));
@@ -933,8 +991,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		nfa_free(&nfa);
 		nfa_node(&nfa, LOOP_NONE); /* the root */
 		for (size_t i = 0; i < p->n_rules; i++, g++)
-			if (!sg_pattern_is_literal(patterns[g]))
-				nfa_add_pattern(&nfa, c.config.byte_class, patterns[g], g);
+			if (!sg_pattern_is_literal(patterns.of[g]))
+				nfa_add_pattern(&nfa, c.config.byte_class, patterns.of[g], g);
+		nfa_drop_trie_index(&nfa);
 		r = build_layer_dfa(&c, &nfa, &states_cap, &c.config.layers[l].dfa_start);
 		if (r < 0) {
 			nfa_free(&nfa);
@@ -945,6 +1004,10 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		}
 	}
 	nfa_free(&nfa);
+	/* The tables grew by doubling: give back the rows no state took. */
+	c.transitions =
+	    sg_xrealloc(c.transitions, (size_t)c.n_states * c.config.n_classes, sizeof(uint32_t));
+	c.accept = sg_xrealloc(c.accept, c.n_states, sizeof(uint32_t));
 	merge_byte_classes(&c);
 
 	*out = c;

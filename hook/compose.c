@@ -143,6 +143,14 @@ int sg_policy_set_single(const struct sg_policy *policy, const char *label,
 	return 0;
 }
 
+void sg_policy_set_adopt(struct sg_policy *policy, const char *label, struct sg_policy_set *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->description = sg_xstrdup(label_of(label, policy));
+	out->layers[out->n_layers++] = *policy;
+	memset(policy, 0, sizeof(*policy));
+}
+
 void sg_policy_set_free(struct sg_policy_set *set)
 {
 	if (!set)

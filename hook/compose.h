@@ -39,6 +39,13 @@ int sg_policy_set_compose(const struct sg_policy *baseline, const char *baseline
 int sg_policy_set_single(const struct sg_policy *policy, const char *label,
 			 struct sg_policy_set *out, struct sg_err *err);
 
+/*
+ * The same, but the set takes @policy over and leaves it empty: no copy of a
+ * policy that may have SG_MAX_RULES rules when the caller has no further use
+ * for it.
+ */
+void sg_policy_set_adopt(struct sg_policy *policy, const char *label, struct sg_policy_set *out);
+
 void sg_policy_set_free(struct sg_policy_set *set);
 
 #endif

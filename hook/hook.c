@@ -222,6 +222,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 				  &h->set, err);
 	if (r < 0)
 		return r;
+	/* The set holds its own copy; a large annotation policy need not be held twice. */
+	if (h->has_annotation)
+		sg_policy_free(&h->annotation);
 	r = sg_compile(&h->set, &h->compiled, err);
 	if (r < 0)
 		return r;

@@ -14,6 +14,12 @@
  * Every offset is turned into line:column by a cursor that only moves
  * forward, and keys are checked for duplicates with a hash set per object:
  * the parse stays linear however large the input.
+ *
+ * The tree lives in one arena that sg_json_free releases whole: a policy of
+ * thousands of rules has hundreds of thousands of values, keys and strings,
+ * and a malloc block for each cost about as much again in headers, rounding
+ * and arrays grown by doubling. Members of an open container wait on the
+ * builder's stack and go into the arena, at their final size, when it closes.
  */
 #include "json.h"
 
@@ -21,6 +27,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -52,10 +59,88 @@ static struct sg_pos cursor_at(struct cursor *c, size_t offset)
 	return c->pos;
 }
 
+/*
+ * Blocks of the arena, newest first. They are mapped rather than malloc'ed:
+ * freeing the tree then gives its memory back to the system at once, where a
+ * heap would keep it as a hole that the compiler's large (mapped) tables
+ * cannot use. Pages of a block not yet filled are not resident.
+ */
+struct arena_block {
+	struct arena_block *prev;
+	size_t used, cap; /* bytes of data */
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK_BYTES ((size_t)1 << 20)
+
+/* What sg_json_parse hands out: the root first, so that sg_json_free finds the arena from it. */
+struct json_doc {
+	struct sg_json root;
+	struct arena_block *arena;
+};
+
+static struct arena_block *new_block(size_t cap)
+{
+	struct arena_block *blk = sg_xmap(sizeof(*blk) + cap);
+	blk->cap = cap;
+	return blk;
+}
+
+/* @size bytes aligned to @align (a power of two), for as long as the tree lives. */
+static void *arena_alloc(struct json_doc *doc, size_t size, size_t align)
+{
+	struct arena_block *blk = doc->arena;
+	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
+
+	if (blk && at + size <= blk->cap) {
+		blk->used = at + size;
+		return (char *)blk->data + at;
+	}
+	if (blk && size > ARENA_BLOCK_BYTES / 4) {
+		/* A large array gets a block of its own, behind the one still being filled. */
+		struct arena_block *own = new_block(size);
+		own->prev = blk->prev;
+		blk->prev = own;
+		own->used = size;
+		return own->data;
+	}
+	blk = new_block(size > ARENA_BLOCK_BYTES ? size : ARENA_BLOCK_BYTES);
+	blk->prev = doc->arena;
+	doc->arena = blk;
+	blk->used = size;
+	return blk->data;
+}
+
+static char *arena_strndup(struct json_doc *doc, const char *s, size_t len)
+{
+	char *copy = arena_alloc(doc, len + 1, 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	return copy;
+}
+
+static void doc_free(struct json_doc *doc)
+{
+	if (!doc)
+		return;
+	for (struct arena_block *blk = doc->arena, *prev; blk; blk = prev) {
+		prev = blk->prev;
+		munmap(blk, sizeof(*blk) + blk->cap);
+	}
+	free(doc);
+}
+
+/* A value of an open container, with its key when that is an object. */
+struct member {
+	struct sg_json *value;
+	char *key;
+	struct sg_pos key_pos;
+};
+
 /* An open array or object. */
 struct frame {
 	struct sg_json *value;
-	size_t cap;	/* items or members allocated */
+	size_t first;	/* its first member on the builder's stack */
 	size_t *slots;	/* object: hash set of member index + 1, 0 when free */
 	size_t n_slots; /* a power of two, or 0 */
 };
@@ -65,10 +150,13 @@ struct builder {
 	size_t len;
 	const char *origin;
 	yajl_handle yajl;
+	struct json_doc *doc;
 	struct sg_json *root;
 	struct frame stack[SG_JSON_MAX_DEPTH];
 	unsigned depth;
-	char *pending_key; /* the key whose value comes next */
+	struct member *members; /* of all open containers, the innermost's last */
+	size_t n_members, members_cap;
+	char *pending_key; /* the key whose value comes next (in the arena) */
 	struct sg_pos pending_key_pos;
 	struct cursor cursor;
 	bool completing; /* in yajl_complete_parse(): yajl counts bytes of its own buffer */
@@ -235,16 +323,6 @@ static int check_escapes(struct builder *b, size_t start, size_t end)
 	return 1;
 }
 
-static bool grow(void **items, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return false;
-	size_t n = *cap ? *cap * 2 : 4;
-	*items = sg_xrealloc(*items, n, size);
-	*cap = n;
-	return true;
-}
-
 static uint64_t hash_key(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -253,9 +331,17 @@ static uint64_t hash_key(const char *s)
 	return h;
 }
 
-/* The member index of @key in the open object @f, or SIZE_MAX. */
-static size_t find_member(const struct frame *f, const char *key)
+/* The key of member @index of the innermost open object. */
+static const char *member_key(const struct builder *b, size_t index)
 {
+	return b->members[b->stack[b->depth - 1].first + index].key;
+}
+
+/* The member index of @key in the innermost open object, or SIZE_MAX. */
+static size_t find_member(const struct builder *b, const char *key)
+{
+	const struct frame *f = &b->stack[b->depth - 1];
+
 	if (!f->n_slots)
 		return SIZE_MAX;
 	size_t mask = f->n_slots - 1;
@@ -263,64 +349,99 @@ static size_t find_member(const struct frame *f, const char *key)
 		size_t slot = f->slots[i];
 		if (slot == 0)
 			return SIZE_MAX;
-		if (strcmp(f->value->object.keys[slot - 1], key) == 0)
+		if (strcmp(member_key(b, slot - 1), key) == 0)
 			return slot - 1;
 	}
 }
 
-static void put_member(struct frame *f, size_t index)
+static void put_member(struct builder *b, size_t index)
 {
+	struct frame *f = &b->stack[b->depth - 1];
 	size_t mask = f->n_slots - 1;
-	size_t i = hash_key(f->value->object.keys[index]) & mask;
+	size_t i = hash_key(member_key(b, index)) & mask;
 	while (f->slots[i])
 		i = (i + 1) & mask;
 	f->slots[i] = index + 1;
 }
 
-/* Adds member @index (the last one) to the set, kept at most half full. */
-static void insert_member(struct frame *f, size_t index)
+/* Adds member @index (the last one) of the innermost object to its set, kept at most half full. */
+static void insert_member(struct builder *b, size_t index)
 {
+	struct frame *f = &b->stack[b->depth - 1];
+
 	if (2 * (index + 1) > f->n_slots) {
 		free(f->slots);
 		f->n_slots = f->n_slots ? f->n_slots * 2 : 16;
 		f->slots = sg_xcalloc(f->n_slots, sizeof(size_t));
 		for (size_t k = 0; k < index; k++)
-			put_member(f, k);
+			put_member(b, k);
 	}
-	put_member(f, index);
+	put_member(b, index);
 }
 
-/* Attaches a new value to the open container (or makes it the root); takes @v. */
+/* Attaches a new value to the open container (or makes it the root). */
 static void add_value(struct builder *b, struct sg_json *v)
 {
 	if (b->depth == 0) {
 		b->root = v;
 		return;
 	}
-	struct frame *f = &b->stack[b->depth - 1];
-	struct sg_json *parent = f->value;
+	const struct frame *f = &b->stack[b->depth - 1];
+	bool in_object = f->value->type == SG_JSON_OBJECT;
 
-	if (parent->type == SG_JSON_ARRAY) {
-		grow((void **)&parent->array.items, &f->cap, parent->array.len + 1, sizeof(v));
-		parent->array.items[parent->array.len++] = v;
-		return;
+	if (b->n_members == b->members_cap) {
+		b->members_cap = b->members_cap ? 2 * b->members_cap : 256;
+		b->members = sg_xrealloc(b->members, b->members_cap, sizeof(*b->members));
 	}
-	size_t n = parent->object.len;
-	if (grow((void **)&parent->object.values, &f->cap, n + 1, sizeof(v))) {
-		parent->object.keys = sg_xrealloc(parent->object.keys, f->cap, sizeof(char *));
-		parent->object.key_pos =
-		    sg_xrealloc(parent->object.key_pos, f->cap, sizeof(struct sg_pos));
-	}
-	parent->object.keys[n] = SG_TAKE(b->pending_key);
-	parent->object.key_pos[n] = b->pending_key_pos;
-	parent->object.values[n] = v;
-	insert_member(f, n);
-	parent->object.len++;
+	b->members[b->n_members++] = (struct member){
+	    .value = v,
+	    .key = in_object ? b->pending_key : NULL,
+	    .key_pos = b->pending_key_pos,
+	};
+	if (in_object)
+		insert_member(b, b->n_members - 1 - f->first);
 }
 
+/* Moves the members of the innermost open container off the stack, into the arena. */
+static void close_container(struct builder *b)
+{
+	struct frame *f = &b->stack[b->depth - 1];
+	size_t n = b->n_members - f->first;
+	const struct member *m = n ? &b->members[f->first] : NULL;
+	struct sg_json *v = f->value;
+	struct sg_json **values = NULL;
+
+	if (n) {
+		values = arena_alloc(b->doc, n * sizeof(*values), _Alignof(struct sg_json *));
+		for (size_t i = 0; i < n; i++)
+			values[i] = m[i].value;
+	}
+	if (v->type == SG_JSON_ARRAY) {
+		v->array.items = values;
+		v->array.len = n;
+	} else if (n) {
+		v->object.values = values;
+		v->object.keys = arena_alloc(b->doc, n * sizeof(char *), _Alignof(char *));
+		v->object.key_pos =
+		    arena_alloc(b->doc, n * sizeof(struct sg_pos), _Alignof(struct sg_pos));
+		for (size_t i = 0; i < n; i++) {
+			v->object.keys[i] = m[i].key;
+			v->object.key_pos[i] = m[i].key_pos;
+		}
+		v->object.len = n;
+	}
+	b->n_members = f->first;
+	free(f->slots);
+	b->depth--;
+}
+
+/* yajl reports a single top-level value (no yajl_allow_multiple_values): it is the doc's root. */
 static struct sg_json *new_value(struct builder *b, enum sg_json_type type, size_t start)
 {
-	struct sg_json *v = sg_xcalloc(1, sizeof(*v));
+	struct sg_json *v = b->depth == 0
+				? &b->doc->root
+				: arena_alloc(b->doc, sizeof(*v), _Alignof(struct sg_json));
+	memset(v, 0, sizeof(*v));
 	v->type = type;
 	v->pos = cursor_at(&b->cursor, start);
 	return v;
@@ -361,7 +482,7 @@ static int on_number(void *ctx, const char *s, size_t len)
 	size_t end = consumed(b);
 	struct sg_json *v = new_value(b, SG_JSON_NUMBER, token_start(b->text, end));
 
-	v->number.text = sg_xstrndup(s, len);
+	v->number.text = arena_strndup(b->doc, s, len);
 	if (integer_literal(s, len)) {
 		errno = 0;
 		long long n = strtoll(v->number.text, NULL, 10);
@@ -435,7 +556,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 	if (!check_string(b, start, end, s, len, "string"))
 		return 0;
 	struct sg_json *v = new_value(b, SG_JSON_STRING, start);
-	v->string.text = sg_xstrndup((const char *)s, len);
+	v->string.text = arena_strndup(b->doc, (const char *)s, len);
 	v->string.len = len;
 	add_value(b, v);
 	return 1;
@@ -445,18 +566,16 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct builder *b = ctx;
 	size_t end = consumed(b), start = string_start(b->text, end);
-	const struct frame *f = &b->stack[b->depth - 1];
 
 	if (!check_string(b, start, end, s, len, "key"))
 		return 0;
-	_cleanup_free_ char *key = sg_xstrndup((const char *)s, len);
-	if (find_member(f, key) != SIZE_MAX) {
+	char *key = arena_strndup(b->doc, (const char *)s, len);
+	if (find_member(b, key) != SIZE_MAX) {
 		char quoted[80];
 		sg_json_quote(key, len, quoted, sizeof(quoted));
 		return fail(b, start, "duplicate key %s", quoted);
 	}
-	free(b->pending_key);
-	b->pending_key = SG_TAKE(key);
+	b->pending_key = key;
 	b->pending_key_pos = cursor_at(&b->cursor, start);
 	return 1;
 }
@@ -469,7 +588,7 @@ static int open_container(struct builder *b, enum sg_json_type type)
 		return fail(b, start, "nested deeper than %d levels", SG_JSON_MAX_DEPTH);
 	struct sg_json *v = new_value(b, type, start);
 	add_value(b, v);
-	b->stack[b->depth++] = (struct frame){.value = v};
+	b->stack[b->depth++] = (struct frame){.value = v, .first = b->n_members};
 	return 1;
 }
 
@@ -486,10 +605,8 @@ static int on_start_array(void *ctx)
 static int on_end(void *ctx)
 {
 	struct builder *b = ctx;
-	if (b->depth) {
-		free(b->stack[b->depth - 1].slots);
-		b->depth--;
-	}
+	if (b->depth)
+		close_container(b);
 	return 1;
 }
 
@@ -572,6 +689,7 @@ int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_js
 	b.yajl = yajl_alloc(&callbacks, NULL, &b);
 	if (!b.yajl)
 		return sg_input_error(err, "%s: out of memory", origin);
+	b.doc = sg_xcalloc(1, sizeof(*b.doc));
 
 	yajl_status st = yajl_parse(b.yajl, (const unsigned char *)b.text, b.len);
 	if (st == yajl_status_ok) {
@@ -587,46 +705,21 @@ int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_js
 		ret = sg_input_error(err, "%s: empty input, expected a JSON value", origin);
 	}
 	yajl_free(b.yajl);
-	free(b.pending_key);
 	while (b.depth)
 		free(b.stack[--b.depth].slots);
+	free(b.members);
 	if (ret < 0) {
-		sg_json_free(b.root);
+		doc_free(b.doc);
 		return ret;
 	}
 	*out = b.root;
 	return 0;
 }
 
-void sg_json_free(struct sg_json *v)
+void sg_json_free(struct sg_json *root)
 {
-	if (!v)
-		return;
-	switch (v->type) {
-	case SG_JSON_NUMBER:
-		free(v->number.text);
-		break;
-	case SG_JSON_STRING:
-		free(v->string.text);
-		break;
-	case SG_JSON_ARRAY:
-		for (size_t i = 0; i < v->array.len; i++)
-			sg_json_free(v->array.items[i]);
-		free(v->array.items);
-		break;
-	case SG_JSON_OBJECT:
-		for (size_t i = 0; i < v->object.len; i++) {
-			free(v->object.keys[i]);
-			sg_json_free(v->object.values[i]);
-		}
-		free(v->object.keys);
-		free(v->object.key_pos);
-		free(v->object.values);
-		break;
-	default:
-		break;
-	}
-	free(v);
+	/* Only a root comes here (json.h), and a root is the start of its doc. */
+	doc_free((struct json_doc *)root);
 }
 
 const struct sg_json *sg_json_get(const struct sg_json *object, const char *key)

@@ -60,11 +60,12 @@ struct sg_json {
 int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_json **out,
 		  struct sg_err *err);
 
-void sg_json_free(struct sg_json *value);
+/* Frees a whole tree: @root must be what sg_json_parse returned, not a value inside it. */
+void sg_json_free(struct sg_json *root);
 
-static inline void sg_json_freep(struct sg_json **value)
+static inline void sg_json_freep(struct sg_json **root)
 {
-	sg_json_free(*value);
+	sg_json_free(*root);
 }
 #define _cleanup_json_ __attribute__((cleanup(sg_json_freep)))
 

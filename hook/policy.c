@@ -435,6 +435,26 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 		if ((r = parse_rule(c, f->array.items[i], i, &out->rules[i])) < 0)
 			return r;
 	}
+	return 0;
+}
+
+/*
+ * The policy of the tree @root, which it frees as soon as the rules are out of
+ * it: for a large policy the tree is several times the size of the rules, and
+ * the shadow check needs only the rules.
+ */
+static int policy_from_tree(struct sg_json *root, const char *origin, struct sg_policy *out,
+			    struct sg_err *err)
+{
+	struct ctx c = {.origin = origin, .err = err};
+
+	out->origin = sg_xstrdup(origin);
+	int r = parse_policy(&c, root, out);
+	sg_json_free(root);
+	if (r < 0) {
+		sg_policy_free(out);
+		return r;
+	}
 	warn_shadowed(out);
 	return 0;
 }
@@ -442,8 +462,7 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,
 		    struct sg_err *err)
 {
-	_cleanup_json_ struct sg_json *root = NULL;
-	struct ctx c = {.origin = origin, .err = err};
+	struct sg_json *root = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (len > SG_MAX_POLICY_BYTES)
@@ -451,23 +470,24 @@ int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_
 	int r = sg_json_parse(text, len, origin, &root, err);
 	if (r < 0)
 		return r;
-	out->origin = sg_xstrdup(origin);
-	r = parse_policy(&c, root, out);
-	if (r < 0)
-		sg_policy_free(out);
-	return r;
+	return policy_from_tree(root, origin, out, err);
 }
 
 int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *err)
 {
 	_cleanup_free_ char *text = NULL;
+	struct sg_json *root = NULL;
 	size_t len;
 
 	memset(out, 0, sizeof(*out));
 	int r = sg_read_file(path, SG_MAX_POLICY_BYTES, &text, &len, err);
 	if (r < 0)
 		return r;
-	return sg_policy_parse(text, len, path, out, err);
+	r = sg_json_parse(text, len, path, &root, err);
+	free(SG_TAKE(text)); /* the tree has copied what it needs: not both at once */
+	if (r < 0)
+		return r;
+	return policy_from_tree(root, path, out, err);
 }
 
 static void free_rule(struct sg_rule *rule)

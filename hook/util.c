@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, struct sg_err *err)
 {
@@ -72,6 +73,12 @@ void *sg_xrealloc(void *p, size_t n, size_t size)
 		check_alloc(NULL);
 	size_t bytes = n * size;
 	return check_alloc(realloc(p, bytes ? bytes : 1));
+}
+
+void *sg_xmap(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return check_alloc(p == MAP_FAILED ? NULL : p);
 }
 
 char *sg_xstrdup(const char *s)

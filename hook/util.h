@@ -64,6 +64,8 @@ void *sg_xcalloc(size_t n, size_t size);
 void *sg_xrealloc(void *p, size_t n, size_t size);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
+/* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
+void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
