@@ -19,7 +19,8 @@ const volatile struct sg_program_config program_config = {};
 /*
  * A policy's tables are maps of their own, sized to it; these outer maps
  * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
- * each policy's may have its own size.
+ * each policy's may have its own size; the large ones are BPF_F_MMAPABLE, so
+ * the loader fills them with a copy instead of an update per element.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
@@ -41,7 +42,7 @@ struct {
 	__array(
 	    values, struct {
 		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(map_flags, BPF_F_INNER_MAP);
+		    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 		    __uint(max_entries, 1);
 		    __type(key, __u32);
 		    __type(value, __u32);
@@ -55,7 +56,7 @@ struct {
 	__array(
 	    values, struct {
 		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(map_flags, BPF_F_INNER_MAP);
+		    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 		    __uint(max_entries, 1);
 		    __type(key, __u32);
 		    __type(value, struct sg_rule_entry);
