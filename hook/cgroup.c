@@ -28,7 +28,7 @@ static void unescape_octal(char *s)
 	*out = '\0';
 }
 
-int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
+static int find_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
@@ -53,6 +53,47 @@ int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
 	    err, ENOENT,
 	    "no cgroup v2 (cgroup2) mount in /proc/self/mountinfo: sysctl-guard "
 	    "needs the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup/unified)");
+}
+
+/* The inode number of a cgroup2 hierarchy's root directory (kernfs's root). */
+#define CGROUP2_ROOT_INO 1
+
+/*
+ * Whether @dir is a mount of the root of the cgroup2 hierarchy: the kernel's
+ * own facts (filesystem magic, root inode), not the path, decide. Inside a
+ * cgroup namespace the mount's root is another cgroup, and this says no.
+ */
+static bool is_cgroup2_root(const char *dir)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	return statfs(dir, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC && stat(dir, &st) == 0 &&
+	       st.st_ino == CGROUP2_ROOT_INO;
+}
+
+/*
+ * The kernel formats all of mountinfo on every read, which took 50-120 us
+ * even with a few dozen mounts (more on busy hosts): the two places systemd
+ * and the runtimes mount cgroup2 are checked first, each verified as the
+ * hierarchy's root, and mountinfo is read only when neither is. The result
+ * is kept for the process: mounts do not move in the milliseconds a hook runs.
+ */
+int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
+{
+	static const char *const usual[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	static char cached[PATH_MAX];
+
+	for (size_t i = 0; !cached[0] && i < SG_ARRAY_SIZE(usual); i++)
+		if (is_cgroup2_root(usual[i]))
+			snprintf(cached, sizeof(cached), "%s", usual[i]);
+	if (!cached[0]) {
+		int r = find_cgroup2_mount(cached, err);
+		if (r < 0)
+			return r;
+	}
+	snprintf(out, PATH_MAX, "%s", cached);
+	return 0;
 }
 
 int sg_cgroup_id(int fd, uint64_t *id)
@@ -175,11 +216,14 @@ int sg_cgroup_from_config(const char *cgroups_path, const char *mount, char out[
 	return 0;
 }
 
+/* The same directory however it is spelled: two stat(2) calls, not realpath(3)'s readlink per
+ * component. */
 bool sg_cgroup_is_root(const char *dir)
 {
-	char mount[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	char mount[PATH_MAX];
 	struct sg_err ignored = {0};
+	struct stat a, b;
 
-	return sg_cgroup2_mount(mount, &ignored) == 0 && realpath(mount, a) && realpath(dir, b) &&
-	       strcmp(a, b) == 0;
+	return sg_cgroup2_mount(mount, &ignored) == 0 && stat(mount, &a) == 0 &&
+	       stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

@@ -10,9 +10,10 @@
 #include "err.h"
 
 /*
- * The cgroup2 mount point from /proc/self/mountinfo (hybrid hosts have it at
- * /sys/fs/cgroup/unified, pure v2 hosts at /sys/fs/cgroup). No mount is a
- * system error (exit 2).
+ * The cgroup2 mount point (hybrid hosts have it at /sys/fs/cgroup/unified,
+ * pure v2 hosts at /sys/fs/cgroup): one of those where it is verified as the
+ * hierarchy's root, else the first cgroup2 mount in /proc/self/mountinfo. No
+ * mount is a system error (exit 2).
  */
 int sg_cgroup2_mount(char out[PATH_MAX], struct sg_err *err);
 

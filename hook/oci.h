@@ -15,6 +15,7 @@
 #define SG_MAX_STATE_BYTES  (1u << 20)	/* 1 MiB */
 #define SG_MAX_CONFIG_BYTES (16u << 20) /* 16 MiB */
 
+#define SG_ANNOTATION_PREFIX  "io.sysctl-guard."
 #define SG_ANNOTATION_PROFILE "io.sysctl-guard.profile"
 #define SG_ANNOTATION_POLICY  "io.sysctl-guard.policy"
 #define SG_ANNOTATION_MODE    "io.sysctl-guard.mode"

@@ -23,20 +23,52 @@ struct ctx {
 	struct sg_err *err;
 };
 
-__attribute__((format(printf, 4, 5))) static int
-invalid(const struct ctx *c, const struct sg_pos *pos, const char *path, const char *fmt, ...)
+/*
+ * Where a value sits, as "rules[3].range[0]". Only a message needs the text,
+ * so it is a chain on the stack, formatted on error: writing it out for every
+ * field took longer than the rest of parsing a policy.
+ */
+struct path {
+	const struct path *parent;
+	const char *key; /* a member's name, or NULL for element @index of an array */
+	size_t index;
+};
+
+#define PATH_KEY(up, name) ((struct path){.parent = (up), .key = (name)})
+#define PATH_INDEX(up, i)  ((struct path){.parent = (up), .index = (i)})
+#define PATH_TOP(name)	   PATH_KEY(NULL, name)
+
+static void format_path(const struct path *p, char *out, size_t cap)
 {
-	char what[512];
+	size_t len;
+
+	out[0] = '\0';
+	if (p->parent)
+		format_path(p->parent, out, cap);
+	len = strlen(out);
+	if (!p->key)
+		snprintf(out + len, cap - len, "[%zu]", p->index);
+	else
+		snprintf(out + len, cap - len, "%s%s", p->parent ? "." : "", p->key);
+}
+
+__attribute__((format(printf, 4, 5))) static int invalid(const struct ctx *c,
+							 const struct sg_pos *pos,
+							 const struct path *path, const char *fmt,
+							 ...)
+{
+	char what[512], where[128];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return sg_input_error(c->err, "%s:%u:%u: %s: %s", c->origin, pos->line, pos->col, path,
+	format_path(path, where, sizeof(where));
+	return sg_input_error(c->err, "%s:%u:%u: %s: %s", c->origin, pos->line, pos->col, where,
 			      what);
 }
 
 static int expect_type(const struct ctx *c, const struct sg_json *v, enum sg_json_type type,
-		       const char *path)
+		       const struct path *path)
 {
 	if (v->type == type)
 		return 0;
@@ -46,7 +78,7 @@ static int expect_type(const struct ctx *c, const struct sg_json *v, enum sg_jso
 }
 
 /* Rejects keys not in @allowed (NULL-terminated), naming the ones that are. */
-static int check_keys(const struct ctx *c, const struct sg_json *object, const char *path,
+static int check_keys(const struct ctx *c, const struct sg_json *object, const struct path *path,
 		      const char *const *allowed)
 {
 	for (size_t i = 0; i < object->object.len; i++) {
@@ -68,7 +100,7 @@ static int check_keys(const struct ctx *c, const struct sg_json *object, const c
 	return 0;
 }
 
-static int parse_enum(const struct ctx *c, const struct sg_json *v, const char *path,
+static int parse_enum(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      const char *const *names, size_t n, int *out)
 {
 	int r = expect_type(c, v, SG_JSON_STRING, path);
@@ -135,10 +167,10 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 	return (int)j;
 }
 
-static int parse_values(const struct ctx *c, const struct sg_json *v, const char *path,
+static int parse_values(const struct ctx *c, const struct sg_json *v, const struct path *path,
 			struct sg_rule *rule)
 {
-	char item_path[96], norm[SG_VALUE_MAX];
+	char norm[SG_VALUE_MAX];
 	int r = expect_type(c, v, SG_JSON_ARRAY, path);
 	if (r < 0)
 		return r;
@@ -147,22 +179,23 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const char
 	rule->values = sg_xcalloc(v->array.len, sizeof(char *));
 	for (size_t i = 0; i < v->array.len; i++) {
 		const struct sg_json *item = v->array.items[i];
-		snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
-		r = expect_type(c, item, SG_JSON_STRING, item_path);
+		const struct path item_path = PATH_INDEX(path, i);
+		r = expect_type(c, item, SG_JSON_STRING, &item_path);
 		if (r < 0)
 			return r;
 		int n = sg_value_normalise(item->string.text, item->string.len, norm, sizeof(norm));
 		if (n < 0)
-			return invalid(c, &item->pos, item_path, "longer than %d bytes",
+			return invalid(c, &item->pos, &item_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
 		if (n == 0)
-			return invalid(c, &item->pos, item_path, "empty value");
+			return invalid(c, &item->pos, &item_path, "empty value");
 		rule->values[rule->n_values++] = sg_xstrdup(norm);
 	}
 	return 0;
 }
 
-static int parse_int(const struct ctx *c, const struct sg_json *v, const char *path, int64_t *out)
+static int parse_int(const struct ctx *c, const struct sg_json *v, const struct path *path,
+		     int64_t *out)
 {
 	int r = expect_type(c, v, SG_JSON_NUMBER, path);
 	if (r < 0)
@@ -175,22 +208,20 @@ static int parse_int(const struct ctx *c, const struct sg_json *v, const char *p
 }
 
 /* [min, max] */
-static int parse_pair(const struct ctx *c, const struct sg_json *v, const char *path,
+static int parse_pair(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      struct sg_range *out)
 {
-	char item_path[96];
+	const struct path min_path = PATH_INDEX(path, 0), max_path = PATH_INDEX(path, 1);
 	int r = expect_type(c, v, SG_JSON_ARRAY, path);
 	if (r < 0)
 		return r;
 	if (v->array.len != 2)
 		return invalid(c, &v->pos, path, "expected [min, max], got %zu elements",
 			       v->array.len);
-	snprintf(item_path, sizeof(item_path), "%s[0]", path);
-	r = parse_int(c, v->array.items[0], item_path, &out->min);
+	r = parse_int(c, v->array.items[0], &min_path, &out->min);
 	if (r < 0)
 		return r;
-	snprintf(item_path, sizeof(item_path), "%s[1]", path);
-	r = parse_int(c, v->array.items[1], item_path, &out->max);
+	r = parse_int(c, v->array.items[1], &max_path, &out->max);
 	if (r < 0)
 		return r;
 	if (out->min > out->max)
@@ -200,10 +231,9 @@ static int parse_pair(const struct ctx *c, const struct sg_json *v, const char *
 }
 
 /* [min, max] for every field, or [[min, max], ...] one per field. */
-static int parse_range(const struct ctx *c, const struct sg_json *v, const char *path,
+static int parse_range(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		       struct sg_rule *rule)
 {
-	char item_path[96];
 	int r = expect_type(c, v, SG_JSON_ARRAY, path);
 	if (r < 0)
 		return r;
@@ -220,8 +250,8 @@ static int parse_range(const struct ctx *c, const struct sg_json *v, const char 
 	rule->range_per_field = true;
 	rule->ranges = sg_xcalloc(v->array.len, sizeof(*rule->ranges));
 	for (size_t i = 0; i < v->array.len; i++) {
-		snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
-		r = parse_pair(c, v->array.items[i], item_path, &rule->ranges[i]);
+		const struct path item_path = PATH_INDEX(path, i);
+		r = parse_pair(c, v->array.items[i], &item_path, &rule->ranges[i]);
 		if (r < 0)
 			return r;
 		rule->n_ranges++;
@@ -229,7 +259,7 @@ static int parse_range(const struct ctx *c, const struct sg_json *v, const char 
 	return 0;
 }
 
-static int parse_name(const struct ctx *c, const struct sg_json *v, const char *path,
+static int parse_name(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      struct sg_rule *rule)
 {
 	char pattern[SG_NAME_MAX];
@@ -247,16 +277,20 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const char *
 	return 0;
 }
 
-static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index,
+static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      struct sg_rule *rule)
 {
 	static const char *const keys[] = {"name",	   "access",  "values", "range",
 					   "on_violation", "rewrite", NULL};
-	char path[64], key_path[96];
+	const struct path name_path = PATH_KEY(path, "name"),
+			  access_path = PATH_KEY(path, "access"),
+			  values_path = PATH_KEY(path, "values"),
+			  range_path = PATH_KEY(path, "range"),
+			  violation_path = PATH_KEY(path, "on_violation"),
+			  rewrite_path = PATH_KEY(path, "rewrite");
 	const struct sg_json *f;
 	int r, access = 0, violation = 0;
 
-	snprintf(path, sizeof(path), "rules[%zu]", index);
 	rule->pos = v->pos;
 	r = expect_type(c, v, SG_JSON_OBJECT, path);
 	if (r == 0)
@@ -264,42 +298,40 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, size_t index
 	if (r < 0)
 		return r;
 
-#define FIELD(key) (snprintf(key_path, sizeof(key_path), "%s.%s", path, key), sg_json_get(v, key))
-	if (!(f = FIELD("name")))
+	if (!(f = sg_json_get(v, "name")))
 		return invalid(c, &v->pos, path, "\"name\" is required");
-	if ((r = parse_name(c, f, key_path, rule)) < 0)
+	if ((r = parse_name(c, f, &name_path, rule)) < 0)
 		return r;
-	if (!(f = FIELD("access")))
+	if (!(f = sg_json_get(v, "access")))
 		return invalid(c, &v->pos, path,
 			       "\"access\" is required (none, read or read-write)");
-	if ((r = parse_enum(c, f, key_path, access_names, SG_ARRAY_SIZE(access_names), &access)) <
-	    0)
+	if ((r = parse_enum(c, f, &access_path, access_names, SG_ARRAY_SIZE(access_names),
+			    &access)) < 0)
 		return r;
 	rule->access = (enum sg_access)access;
 
-	const struct sg_json *values = FIELD("values");
-	if (values && (r = parse_values(c, values, key_path, rule)) < 0)
+	const struct sg_json *values = sg_json_get(v, "values");
+	if (values && (r = parse_values(c, values, &values_path, rule)) < 0)
 		return r;
-	const struct sg_json *range = FIELD("range");
-	if (range && (r = parse_range(c, range, key_path, rule)) < 0)
+	const struct sg_json *range = sg_json_get(v, "range");
+	if (range && (r = parse_range(c, range, &range_path, rule)) < 0)
 		return r;
-	const struct sg_json *on_violation = FIELD("on_violation");
-	if (on_violation && (r = parse_enum(c, on_violation, key_path, violation_names,
+	const struct sg_json *on_violation = sg_json_get(v, "on_violation");
+	if (on_violation && (r = parse_enum(c, on_violation, &violation_path, violation_names,
 					    SG_ARRAY_SIZE(violation_names), &violation)) < 0)
 		return r;
 	rule->on_violation = (enum sg_on_violation)violation;
-	const struct sg_json *rewrite = FIELD("rewrite");
+	const struct sg_json *rewrite = sg_json_get(v, "rewrite");
 	if (rewrite) {
-		if ((r = expect_type(c, rewrite, SG_JSON_STRING, key_path)) < 0)
+		if ((r = expect_type(c, rewrite, SG_JSON_STRING, &rewrite_path)) < 0)
 			return r;
 		if (rewrite->string.len == 0)
-			return invalid(c, &rewrite->pos, key_path, "empty rewrite value");
+			return invalid(c, &rewrite->pos, &rewrite_path, "empty rewrite value");
 		if (rewrite->string.len > SG_VALUE_MAX - 1)
-			return invalid(c, &rewrite->pos, key_path, "longer than %d bytes",
+			return invalid(c, &rewrite->pos, &rewrite_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
 		rule->rewrite = sg_xstrdup(rewrite->string.text);
 	}
-#undef FIELD
 
 	/* Constraints only make sense where writes are allowed. */
 	const struct sg_json *constraint = values	  ? values
@@ -391,48 +423,52 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 {
 	static const char *const keys[] = {"version", "description", "mode",
 					   "default", "rules",	     NULL};
+	const struct path top = PATH_TOP("(top level)"), version = PATH_TOP("version"),
+			  description = PATH_TOP("description"), mode = PATH_TOP("mode"),
+			  default_path = PATH_TOP("default"), rules = PATH_TOP("rules");
 	const struct sg_json *f;
 	int r, value;
 
-	r = expect_type(c, root, SG_JSON_OBJECT, "(top level)");
+	r = expect_type(c, root, SG_JSON_OBJECT, &top);
 	if (r == 0)
-		r = check_keys(c, root, "(top level)", keys);
+		r = check_keys(c, root, &top, keys);
 	if (r < 0)
 		return r;
 	if (!(f = sg_json_get(root, "version")))
-		return invalid(c, &root->pos, "(top level)", "\"version\": 1 is required");
+		return invalid(c, &root->pos, &top, "\"version\": 1 is required");
 	if (f->type != SG_JSON_NUMBER || !f->number.is_integer || f->number.integer != 1)
-		return invalid(c, &f->pos, "version", "this is policy version 1; got %s",
+		return invalid(c, &f->pos, &version, "this is policy version 1; got %s",
 			       f->type == SG_JSON_NUMBER ? f->number.text
 							 : sg_json_type_name(f->type));
 	if ((f = sg_json_get(root, "description")) &&
-	    (r = expect_type(c, f, SG_JSON_STRING, "description")) < 0)
+	    (r = expect_type(c, f, SG_JSON_STRING, &description)) < 0)
 		return r;
 	out->mode = SG_MODE_ENFORCE;
 	if ((f = sg_json_get(root, "mode"))) {
-		if ((r = parse_enum(c, f, "mode", mode_names, SG_ARRAY_SIZE(mode_names), &value)) <
+		if ((r = parse_enum(c, f, &mode, mode_names, SG_ARRAY_SIZE(mode_names), &value)) <
 		    0)
 			return r;
 		out->mode = (enum sg_mode)value;
 	}
 	out->default_access = SG_ACCESS_READ;
 	if ((f = sg_json_get(root, "default"))) {
-		if ((r = parse_enum(c, f, "default", access_names, SG_ARRAY_SIZE(access_names),
+		if ((r = parse_enum(c, f, &default_path, access_names, SG_ARRAY_SIZE(access_names),
 				    &value)) < 0)
 			return r;
 		out->default_access = (enum sg_access)value;
 	}
 	if (!(f = sg_json_get(root, "rules")))
 		return 0;
-	if ((r = expect_type(c, f, SG_JSON_ARRAY, "rules")) < 0)
+	if ((r = expect_type(c, f, SG_JSON_ARRAY, &rules)) < 0)
 		return r;
 	if (f->array.len > SG_MAX_RULES)
-		return invalid(c, &f->pos, "rules", "%zu rules; at most %d are allowed",
+		return invalid(c, &f->pos, &rules, "%zu rules; at most %d are allowed",
 			       f->array.len, SG_MAX_RULES);
 	out->rules = sg_xcalloc(f->array.len, sizeof(*out->rules));
 	for (size_t i = 0; i < f->array.len; i++) {
+		const struct path rule_path = PATH_INDEX(&rules, i);
 		out->n_rules = i + 1;
-		if ((r = parse_rule(c, f->array.items[i], i, &out->rules[i])) < 0)
+		if ((r = parse_rule(c, f->array.items[i], &rule_path, &out->rules[i])) < 0)
 			return r;
 	}
 	return 0;

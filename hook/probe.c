@@ -21,26 +21,25 @@
 
 #define PROBE_REWRITE "sg-rewrite-probe"
 
-bool sg_probe_sysctl_hook(void)
-{
-	static int supported = -1;
-	if (supported < 0)
-		supported = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SYSCTL, NULL) == 1;
-	return supported;
-}
+/*
+ * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
+ * sysctl_hook=0|1 task_helpers=0|1" records it. The two load probes cost the
+ * hook four program verifications (some 200 us) per run, so they are cached
+ * with the rewrite probe. rewrite= stays the first field: older binaries read
+ * only that one.
+ */
+enum {
+	FACT_UNKNOWN = -1,
+	FACT_FAILED = -2, /* the probe itself failed: "no" for this run, not cached */
+};
+struct probe_facts {
+	int rewrite;
+	int sysctl_hook;
+	int task_helpers;
+};
 
-bool sg_probe_task_helpers(void)
-{
-	static int allowed = -1;
-	if (allowed < 0)
-		allowed = libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
-						  BPF_FUNC_get_current_comm, NULL) == 1 &&
-			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
-						  BPF_FUNC_get_current_pid_tgid, NULL) == 1 &&
-			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL,
-						  BPF_FUNC_get_current_cgroup_id, NULL) == 1;
-	return allowed;
-}
+static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN};
+static char boot_id[64];
 
 static void read_boot_id(char out[64])
 {
@@ -50,33 +49,101 @@ static void read_boot_id(char out[64])
 		out[strcspn(out, "\n")] = '\0';
 }
 
-/* The cache holds "BOOT_ID rewrite=0|1". */
-static int cache_lookup(const char *boot_id, bool *works)
+/* The value of " KEY=0|1" in @line, or FACT_UNKNOWN. */
+static int cached_flag(const char *line, const char *key)
 {
-	char line[128], id[64];
-	int value;
-	_cleanup_fclose_ FILE *f = fopen(SG_PROBE_CACHE, "re");
-
-	if (!f || !fgets(line, sizeof(line), f))
-		return -ENOENT;
-	if (sscanf(line, "%63s rewrite=%d", id, &value) != 2 || strcmp(id, boot_id) != 0)
-		return -ENOENT;
-	*works = value == 1;
-	return 0;
+	char needle[32];
+	snprintf(needle, sizeof(needle), " %s=", key);
+	const char *p = strstr(line, needle);
+	if (!p)
+		return FACT_UNKNOWN;
+	p += strlen(needle);
+	return (*p == '0' || *p == '1') && (p[1] == ' ' || p[1] == '\n' || p[1] == '\0')
+		   ? *p - '0'
+		   : FACT_UNKNOWN;
 }
 
-static void cache_store(const char *boot_id, bool works)
+/* Reads the cache once per process; a line of another boot counts as none. */
+static void facts_load(void)
 {
-	char tmp[PATH_MAX];
+	static bool loaded;
+	char line[256], id[64];
+
+	if (loaded)
+		return;
+	loaded = true;
+	read_boot_id(boot_id);
+	_cleanup_fclose_ FILE *f = boot_id[0] ? fopen(SG_PROBE_CACHE, "re") : NULL;
+	if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "%63s", id) != 1 ||
+	    strcmp(id, boot_id) != 0)
+		return;
+	facts.rewrite = cached_flag(line, "rewrite");
+	facts.sysctl_hook = cached_flag(line, "sysctl_hook");
+	facts.task_helpers = cached_flag(line, "task_helpers");
+}
+
+static void append_flag(char *line, size_t cap, const char *key, int value)
+{
+	if (value == 0 || value == 1)
+		snprintf(line + strlen(line), cap - strlen(line), " %s=%d", key, value);
+}
+
+/* Writes what is known so far; a hook racing this one writes the same facts. */
+static void facts_store(void)
+{
+	char tmp[PATH_MAX], line[256];
+
+	if (!boot_id[0])
+		return;
+	snprintf(line, sizeof(line), "%s", boot_id);
+	append_flag(line, sizeof(line), "rewrite", facts.rewrite);
+	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
+	append_flag(line, sizeof(line), "task_helpers", facts.task_helpers);
 	snprintf(tmp, sizeof(tmp), "%s.%d", SG_PROBE_CACHE, (int)getpid());
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
 	if (!f)
 		return;
-	fprintf(f, "%s rewrite=%d\n", boot_id, works ? 1 : 0);
+	fprintf(f, "%s\n", line);
 	if (fflush(f) == 0 && rename(tmp, SG_PROBE_CACHE) == 0)
 		return;
 	unlink(tmp);
+}
+
+/* A libbpf probe's 1 (yes) or 0 (no) is the kernel's answer; an error is not. */
+static int fact_of(int probe_result)
+{
+	return probe_result == 0 || probe_result == 1 ? probe_result : FACT_FAILED;
+}
+
+bool sg_probe_sysctl_hook(void)
+{
+	facts_load();
+	if (facts.sysctl_hook == FACT_UNKNOWN) {
+		facts.sysctl_hook =
+		    fact_of(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SYSCTL, NULL));
+		facts_store();
+	}
+	return facts.sysctl_hook == 1;
+}
+
+bool sg_probe_task_helpers(void)
+{
+	static const enum bpf_func_id helpers[] = {
+	    BPF_FUNC_get_current_comm,
+	    BPF_FUNC_get_current_pid_tgid,
+	    BPF_FUNC_get_current_cgroup_id,
+	};
+
+	facts_load();
+	if (facts.task_helpers == FACT_UNKNOWN) {
+		facts.task_helpers = 1;
+		for (size_t i = 0; i < SG_ARRAY_SIZE(helpers) && facts.task_helpers == 1; i++)
+			facts.task_helpers = fact_of(
+			    libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SYSCTL, helpers[i], NULL));
+		facts_store();
+	}
+	return facts.task_helpers == 1;
 }
 
 /* One rule: kernel.domainname may be written and is rewritten to PROBE_REWRITE. */
@@ -169,23 +236,14 @@ static int run_probe(bool *works, struct sg_err *err)
 
 int sg_probe_rewrite(bool *works, struct sg_err *err)
 {
-	static int cached = -1;
-	char boot_id[64];
-
-	if (cached >= 0) {
-		*works = cached;
-		return 0;
+	facts_load();
+	if (facts.rewrite == FACT_UNKNOWN) {
+		int r = run_probe(works, err);
+		if (r < 0)
+			return r;
+		facts.rewrite = *works;
+		facts_store();
 	}
-	read_boot_id(boot_id);
-	if (boot_id[0] && cache_lookup(boot_id, works) == 0) {
-		cached = *works;
-		return 0;
-	}
-	int r = run_probe(works, err);
-	if (r < 0)
-		return r;
-	cached = *works;
-	if (boot_id[0])
-		cache_store(boot_id, *works);
+	*works = facts.rewrite;
 	return 0;
 }
