@@ -300,30 +300,17 @@ static SG_INLINE void load_new_value(struct bpf_sysctl *ctx, struct sg_scratch *
 		s->cur[0] = '\0';
 }
 
-SEC("cgroup/sysctl")
-int sysctl_guard(struct bpf_sysctl *ctx)
+/* Decides one access, with the scratch space @s this run holds; 1 allows it. */
+static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
+				  const struct sg_guard_storage *g, struct sg_scratch *s)
 {
-	struct sg_env env = {};
 	struct sg_result res;
-	__u32 zero = 0, write = ctx->write;
-	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
-	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 write = ctx->write;
 
-	if (!s || !sg_env_open(&env, g)) {
-		count_guard_denial();
-		return 0;
-	}
-	/*
-	 * The program runs in syscall context with migration, not preemption,
-	 * disabled: another task on this CPU may run it meanwhile and reuse the
-	 * scratch space. Each run marks it; a run that finds its mark gone denies.
-	 */
-	__u64 owner = bpf_ktime_get_ns();
-	s->owner = owner;
 	__builtin_memset(&s->key, 0, sizeof(s->key));
 	if (bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0) < 0) {
 		/* Longer than any name a policy can hold: fail closed. */
-		count(&env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
+		count(env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
 		return 0;
 	}
 	if (write) {
@@ -334,12 +321,12 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 
 	if (g->learn)
 		remember(ctx, s, g, write);
-	sg_decide(&env, s, write, ctx->file_pos, &res);
-	count(&env, res.row, res.verdict);
+	sg_decide(env, s, write, ctx->file_pos, &res);
+	count(env, res.row, res.verdict);
 	if (wants_event(g, &res, write))
 		emit_event(ctx, s, g, &res, write);
 
-	if (res.verdict == SG_VERDICT_DENY || s->owner != owner)
+	if (res.verdict == SG_VERDICT_DENY)
 		return 0;
 	if (res.rewritten) {
 		/* The length of the string, never the buffer: the kernel stores what it gets. */
@@ -350,7 +337,34 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 		if (bpf_sysctl_set_new_value(ctx, s->cur, ((len - 1) & (SG_VALUE_MAX - 1)) + 1) < 0)
 			return 0;
 	}
-	return s->owner == owner;
+	return 1;
+}
+
+SEC("cgroup/sysctl")
+int sysctl_guard(struct bpf_sysctl *ctx)
+{
+	struct sg_env env = {};
+	__u32 zero = 0;
+	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
+	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s || !sg_env_open(&env, g)) {
+		count_guard_denial();
+		return 0;
+	}
+	/*
+	 * The program runs with migration, not preemption, disabled: another
+	 * task on this CPU may run it while this run is preempted. The scratch
+	 * space is taken by an atomic exchange; a run that finds it taken
+	 * denies rather than share it.
+	 */
+	if (__sync_lock_test_and_set(&s->busy, 1)) {
+		count_guard_denial();
+		return 0;
+	}
+	int allow = guard_access(ctx, &env, g, s);
+	__sync_lock_test_and_set(&s->busy, 0);
+	return allow;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

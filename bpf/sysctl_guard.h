@@ -126,8 +126,8 @@ struct sg_config {
 	__u32 n_rules;
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
 	__u32 audit_events;  /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
-	__u32 pad;
-	__u64 hash_key[2]; /* key of the values hash; random per policy */
+	__u32 has_pinned;    /* the exact table holds linux.sysctl pairs (SG_PINNED_LAYER) */
+	__u64 hash_key[2];   /* key of the values hash; random per policy */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };

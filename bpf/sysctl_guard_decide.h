@@ -41,7 +41,7 @@ enum sg_reason {
 
 /* The per-access working memory: a per-CPU map value in BPF, a local in userspace. */
 struct sg_scratch {
-	__u64 owner;		       /* which run of the program is using it (BPF side) */
+	__u64 busy;		       /* a run of the program holds it (BPF side) */
 	__u64 hash_key[2];	       /* the values hash key of this program */
 	struct sg_exact_key key;       /* the name being decided, zero padded */
 	struct sg_value_hash_key vkey; /* values-table lookups */
@@ -429,7 +429,7 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 	res->row = cfg->n_rules + cfg->n_layers;
 	res->rewritten = 0;
 
-	if (write && sg_is_pinned_write(env, s, file_pos, &pinned_rule)) {
+	if (write && cfg->has_pinned && sg_is_pinned_write(env, s, file_pos, &pinned_rule)) {
 		res->reason = SG_REASON_PINNED;
 		res->rule = pinned_rule;
 		res->row = pinned_rule;

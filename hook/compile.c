@@ -918,6 +918,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 
 	c.config.n_layers = (uint32_t)set->n_layers;
 	c.config.n_rules = (uint32_t)(n_policy_rules + n_pinned_rules);
+	c.config.has_pinned = n_pinned_rules > 0;
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
 	c.value_keys = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.value_keys));

@@ -321,8 +321,12 @@ int sg_program_open(const char *key, struct sg_program *p)
 		p->outer_fds[i] = sg_program_open_map(key, sg_table_names[i]);
 		all = all && p->outer_fds[i] >= 0;
 	}
-	if (all)
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+	if (all && bpf_obj_get_info_by_fd(p->prog_fd, &info, &len) == 0) {
+		p->id = info.id;
 		return 0;
+	}
 	sg_program_close(p);
 	return -ENOENT;
 }

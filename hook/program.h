@@ -47,6 +47,7 @@ extern const char *const sg_table_names[SG_TABLE_COUNT];
 
 struct sg_program {
 	char key[SG_KEY_LEN];
+	uint32_t id; /* the kernel's id of the loaded program: another load, another id */
 	int prog_fd;
 	int guard_fd;
 	int totals_fd;

@@ -37,13 +37,17 @@ static void close_maps(struct policy_maps *m)
 }
 
 /*
- * The policy's key: the program whose slots it lives in and everything the
+ * The policy's key: the loaded program whose slots it lives in (by id: were
+ * the program's pins lost and the program loaded again, its policies would
+ * be made again, not found in slots of the old one) and everything the
  * program reads of it. The values-hash key is random per policy, so it is
  * left out (it is zero in @c).
  */
-static void policy_key(const char *program_key, const struct sg_compiled *c, char out[SG_KEY_LEN])
+static void policy_key(const struct sg_program *prog, const struct sg_compiled *c,
+		       char out[SG_KEY_LEN])
 {
-	uint64_t h = sg_fnv1a(0xcbf29ce484222325ull, program_key, strlen(program_key));
+	uint64_t h = sg_fnv1a(0xcbf29ce484222325ull, prog->key, strlen(prog->key));
+	h = sg_fnv1a(h, &prog->id, sizeof(prog->id));
 	h = sg_fnv1a(h, &c->config, sizeof(c->config));
 	h = sg_fnv1a(h, c->transitions,
 		     (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
@@ -255,16 +259,16 @@ static int claim_slot(const struct sg_program *prog, const char *key, uint32_t *
 	return -ENOSPC;
 }
 
-/* Empties @slot in every outer map, then frees it if @key (when given) holds it. */
+/* Empties @slot in every outer map and frees it, if @key holds it. */
 static void release_slot(const struct sg_program *prog, uint32_t slot, const char *key)
 {
 	char holder[SG_KEY_LEN];
 
+	if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0 ||
+	    strncmp(holder, key, sizeof(holder)) != 0)
+		return;
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
 		bpf_map_delete_elem(prog->outer_fds[i], &slot);
-	if (key && (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0 ||
-		    strncmp(holder, key, sizeof(holder)) != 0))
-		return;
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
@@ -368,7 +372,8 @@ int sg_tables_read_info(const char *key, struct sg_policy_info *info)
 static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
 {
 	int r = sg_tables_read_info(out->key, &out->info);
-	if (r == 0 && strcmp(out->info.program_key, prog->key) != 0)
+	if (r == 0 &&
+	    (strcmp(out->info.program_key, prog->key) != 0 || out->info.program_id != prog->id))
 		r = -ESTALE;
 	return r;
 }
@@ -383,6 +388,7 @@ static int make_tables(const struct sg_program *prog, const struct sg_compiled *
 	memset(info, 0, sizeof(*info));
 	info->format = SG_POLICY_INFO_FORMAT;
 	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
+	info->program_id = prog->id;
 	info->config = c->config;
 	if (getrandom(info->config.hash_key, sizeof(info->config.hash_key), 0) !=
 	    sizeof(info->config.hash_key)) {
@@ -423,7 +429,7 @@ int sg_tables_get(const struct sg_program *prog, const struct sg_compiled *c, st
 	char staging[PATH_MAX];
 
 	memset(out, 0, sizeof(*out));
-	policy_key(prog->key, c, out->key);
+	policy_key(prog, c, out->key);
 	if (find_pinned(prog, out) == 0)
 		return 0;
 
@@ -457,7 +463,8 @@ int sg_tables_remove(const char *key)
 	char dir[PATH_MAX];
 
 	if (sg_tables_read_info(key, &info) == 0 && sg_program_open(info.program_key, &prog) == 0) {
-		release_slot(&prog, info.slot, key);
+		if (prog.id == info.program_id)
+			release_slot(&prog, info.slot, key);
 		sg_program_close(&prog);
 	}
 	snprintf(dir, sizeof(dir), "%s/%s", SG_POLICY_ROOT, key);
@@ -497,10 +504,10 @@ int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
 
 int sg_tables_release_orphan_slots(const struct sg_program *prog)
 {
-	char holder[SG_KEY_LEN], path[PATH_MAX];
+	char holder[SG_KEY_LEN];
+	struct sg_policy_info info;
 	uint32_t slot, next;
 	int released = 0;
-	struct stat st;
 
 	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
 	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
@@ -508,8 +515,8 @@ int sg_tables_release_orphan_slots(const struct sg_program *prog)
 		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0)
 			continue;
 		holder[SG_KEY_LEN - 1] = '\0';
-		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, holder);
-		if (stat(path, &st) == 0)
+		/* Pinned under the holder's key with this slot: a policy, not an orphan. */
+		if (sg_tables_read_info(holder, &info) == 0 && info.slot == slot)
 			continue;
 		release_slot(prog, slot, holder);
 		released++;

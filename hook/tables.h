@@ -23,11 +23,13 @@
 #include "err.h"
 #include "program.h"
 
-#define SG_POLICY_INFO_FORMAT 1
+#define SG_POLICY_INFO_FORMAT 2
 
 struct sg_policy_info {
 	uint32_t format; /* SG_POLICY_INFO_FORMAT */
 	uint32_t slot;
+	uint32_t program_id; /* the program whose outer maps hold the slot */
+	uint32_t pad;
 	char program_key[SG_KEY_LEN];
 	struct sg_config config; /* with this policy's random values-hash key */
 };

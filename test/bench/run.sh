@@ -68,9 +68,7 @@ CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG2" ] || die "no cgroup2 mount in /proc/self/mountinfo"
 PARENT=""
 PIN_DIR=/sys/fs/bpf/sg-bench-$$
-POLICY_ROOT=/sys/fs/bpf/sysctl-guard/policies # one shared program per policy (kept for reuse)
-ls "$POLICY_ROOT" >"$WORK/policies.before" 2>/dev/null
-: >"$WORK/keys"
+PINS=/sys/fs/bpf/sysctl-guard
 PIDS=()
 CONTAINERS=()
 TRIVIAL_CGS=()
@@ -97,8 +95,9 @@ cleanup() {
 		rmdir "$PARENT" 2>/dev/null || echo "bench: WARNING: could not remove $PARENT" >&2
 	fi
 	rm -rf "$PIN_DIR"
-	[ -d "$POLICY_ROOT" ] && python3 "$HERE/cleanup_policies.py" "$POLICY_ROOT" \
-		"$WORK/policies.before" "$WORK/keys" >&2
+	# The many policies made here: gc frees those no guard uses (a policy
+	# that is needed again is made again in milliseconds).
+	"$SG" gc --min-age 0 >/dev/null 2>&1
 	if [ -n "${KEEP_RAW:-}" ]; then
 		mkdir -p "$KEEP_RAW" && cp -r "$WORK/raw/." "$KEEP_RAW/"
 	fi
@@ -124,10 +123,10 @@ GEN="python3 $HERE/gen_policy.py"
 PARENT=$(mktemp -d "$CG2/sg-bench.XXXXXX") || die "cannot create a cgroup under $CG2"
 new_cg() { mkdir "$PARENT/$1" && echo "$PARENT/$1"; }
 cgid() { stat -c %i "$1"; }
-# record_key CGROUP: notes the policy key of the cgroup's guard, for the cleanup
-record_key() {
-	"$SG" status --cgroup "$1" --json 2>/dev/null | grep -o '"policy_hash": "[0-9a-f]*"' |
-		cut -d'"' -f4 >>"$WORK/keys"
+# pdir CGROUP: where the tables of the cgroup's policy are pinned
+pdir() {
+	echo "$PINS/policies/$("$SG" status --cgroup "$1" --json 2>/dev/null |
+		grep -o '"policy_hash": "[0-9a-f]*"' | cut -d'"' -f4)"
 }
 
 # attach_timed LABEL CGROUP POLICY: `sysctl-guard attach`, timed into raw/attach.txt.
@@ -139,7 +138,6 @@ attach_timed() {
 		tail -3 "$WORK/attach.err" >&2
 		return 1
 	}
-	record_key "$2"
 }
 
 # The node: a private config (no baseline) whose profiles_dir we fill.
@@ -195,19 +193,27 @@ log "1. per-access: write in a new netns, $ROUNDS rounds x $ITERS ops x 5 varian
 	>"$WORK/raw/access_write.txt" || die "access_bench write failed"
 
 # ---------------------------------------------------------------------------
-log "3. kernel memory per guard (20 rules, a first and a second cgroup; 10,000 rules = part 1's)"
-gdir() { echo "/sys/fs/bpf/sysctl-guard/$(cgid "$1")"; }
+log "3. kernel memory: the node's program, each policy's tables, each guard"
+gdir() { echo "$PINS/$(cgid "$1")"; }
 mem() { python3 "$HERE/summarize.py" memory "$@"; }
+NODE=$(ls -d "$PINS"/programs/*/ | head -1)
+NODE=${NODE%/}
+[ -e "$NODE/prog" ] || die "no program pinned under $PINS/programs"
+mem "$NODE" >"$WORK/raw/mem_node.json" || die "cannot read the node program's memory"
+bpftool -j prog show pinned "$NODE/prog" | python3 -c \
+	'import json,sys; p=json.load(sys.stdin); print("verified_insns", p.get("verified_insns", "?"), "xlated", p["bytes_xlated"] // 8)' \
+	>"$WORK/raw/verifier.txt"
 CG_M20=$(new_cg m20)
 CG_M20B=$(new_cg m20b)
-SYSCTL_GUARD_VERIFIER_STATS=1 attach_timed attach-20 "$CG_M20" "$WORK/p20.json" || die "attach p20 failed"
-grep -h '^verified_insns' "$WORK/attach.err" | tail -1 >"$WORK/raw/verifier.txt"
-mem "$(gdir "$CG_M20")" >"$WORK/raw/mem20.json" || die "cannot read the 20-rule guard's memory"
+attach_timed attach-20 "$CG_M20" "$WORK/p20.json" || die "attach p20 failed"
+mem "$(gdir "$CG_M20")" "$(pdir "$CG_M20")" --base "$NODE" >"$WORK/raw/mem20.json" ||
+	die "cannot read the 20-rule guard's memory"
 attach_timed attach-20 "$CG_M20B" "$WORK/p20.json" || die "attach p20 (second cgroup) failed"
 # what one more container with a policy already in use adds
-mem "$(gdir "$CG_M20B")" --base "$(gdir "$CG_M20")" >"$WORK/raw/mem20_more.json" ||
-	die "cannot read the second 20-rule guard's memory"
-mem "$(gdir "$CG_G10K")" >"$WORK/raw/mem10k.json" || die "cannot read the 10k-rule guard's memory"
+mem "$(gdir "$CG_M20B")" --base "$(gdir "$CG_M20")" "$(pdir "$CG_M20")" "$NODE" \
+	>"$WORK/raw/mem20_more.json" || die "cannot read the second 20-rule guard's memory"
+mem "$(gdir "$CG_G10K")" "$(pdir "$CG_G10K")" --base "$NODE" >"$WORK/raw/mem10k.json" ||
+	die "cannot read the 10k-rule guard's memory"
 for cg in "$CG_M20" "$CG_M20B" "$CG_G1R" "$CG_G1W" "$CG_G100" "$CG_G10K"; do
 	"$SG" detach --cgroup "$cg" >/dev/null || die "detach $cg failed"
 done
@@ -247,7 +253,6 @@ for v in fast 100new 100use 10k; do state "$WORK/state-$v.json" bench-hook "$TAR
 state "$WORK/state-comp.json" bench-companion "$COMP_PID" "$WORK/h-100use"
 # the companion: the same 100-rule policy already in use on the node
 "$SG" hook createRuntime <"$WORK/state-comp.json" || die "the hook failed on the companion"
-record_key "$CG_COMP"
 NONCE=0
 new_profile() { # new_profile NAME RULES: a policy no guard on the node has seen
 	NONCE=$((NONCE + 1))
@@ -255,7 +260,7 @@ new_profile() { # new_profile NAME RULES: a policy no guard on the node has seen
 }
 TARGET_ENTRY=/sys/fs/bpf/sysctl-guard/$(cgid "$CG_TARGET")
 detach_target() {
-	[ -e "$TARGET_ENTRY" ] && record_key "$CG_TARGET" && "$SG" detach --cgroup "$CG_TARGET" >/dev/null
+	[ -e "$TARGET_ENTRY" ] && "$SG" detach --cgroup "$CG_TARGET" >/dev/null
 	[ ! -e "$TARGET_ENTRY" ] || die "detach of the target left $TARGET_ENTRY"
 }
 # hook_run ROUND VARIANT: one timed run; guarded variants must leave a guard.
@@ -341,12 +346,6 @@ for ((r = 0; r < ROUNDS; r++)); do
 		out=$("$ST" -e "$WORK/runc.err" "$v" -- runc run --bundle "$WORK/r-$v" "$id")
 		[ "$(echo "$out" | awk '{print $4}')" = 0 ] || { tail -5 "$WORK/runc.err" >&2; die "runc run $v failed"; }
 		echo "$r $out" >>"$WORK/raw/runc.txt"
-		# poststop removed the guard; the same policy through the hook (reused, not
-		# loaded again) names its key for the cleanup
-		case $v in 100new | 10k)
-			"$SG" hook createRuntime <"$WORK/state-$v.json" >/dev/null 2>&1
-			detach_target ;;
-		esac
 	done
 done
 # poststop removed every container's guard
@@ -362,7 +361,8 @@ attach_timed scale "$SCALE/s1" "$WORK/p100.json" || die "attach $SCALE/s1 failed
 SCALE_ROUNDS=$ROUNDS
 "$BIN/access_bench" --op read --iters "$ITERS" --rounds "$SCALE_ROUNDS" --cpu "$CPU" \
 	trivial="$CG_TRIV" g="$SCALE/s1" >"$WORK/raw/scale_access_1.txt" || die "access_bench failed"
-mem "$(gdir "$SCALE/s1")" >"$WORK/raw/mem100.json" || die "cannot read the 100-rule guard's memory"
+mem "$(gdir "$SCALE/s1")" "$(pdir "$SCALE/s1")" --base "$NODE" >"$WORK/raw/mem100.json" ||
+	die "cannot read the 100-rule guard's memory"
 t_scale=$(date +%s)
 n=1
 stop_reason=""
@@ -384,7 +384,8 @@ guards=$(ls /sys/fs/bpf/sysctl-guard | grep -c '^[0-9]')
 echo "$n $guards ${stop_reason:-all attached}" >"$WORK/raw/scale_n.txt"
 dirs=()
 for ((i = 1; i <= n; i++)); do dirs+=("$(gdir "$SCALE/s$i")"); done
-mem "${dirs[@]}" >"$WORK/raw/mem_scale.json" || die "cannot read the memory of the $n guards"
+mem "${dirs[@]}" "$(pdir "$SCALE/s1")" --base "$NODE" >"$WORK/raw/mem_scale.json" ||
+	die "cannot read the memory of the $n guards"
 log "4. scale: $n guards attached (${stop_reason:-all}); $guards guards pinned on the node"
 "$BIN/access_bench" --op read --iters "$ITERS" --rounds "$SCALE_ROUNDS" --cpu "$CPU" \
 	trivial="$CG_TRIV" g="$SCALE/s1" >"$WORK/raw/scale_access_n.txt" || die "access_bench failed"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Helpers of test/bench/run.sh.
 
-    summarize.py memory GUARD_DIR... [--base GUARD_DIR...]
-                                    kernel memory of guards (JSON, from bpftool)
+    summarize.py memory DIR... [--base DIR...]
+                                    kernel memory of what is pinned in DIRs (JSON,
+                                    from bpftool)
     summarize.py report RAW_DIR     the table of figures and ratios of one run
 
 Ratios are medians of per-round paired ratios: in every round each variant
@@ -23,27 +24,30 @@ def bpftool(*args):
 
 
 def memory(dirs, base):
-    """Kernel objects reachable from the guards pinned in @dirs and from none of @base.
+    """Kernel objects reachable from the pins in @dirs and from none of @base.
 
-    A guard is its pinned link (-> program -> the maps and BTF the program
-    uses) and the maps pinned in its directory. Objects are counted once by
-    id, so guards sharing one program per policy are charged for it once; with
-    @base, what one more guard adds to those already there.
+    A pinned map counts; a pinned program counts with the maps and BTF it
+    uses; a pinned link leads to its program. Objects are counted once by id;
+    with @base, what @dirs add to what is there already (the node's program,
+    a policy's tables, other guards).
     """
     links = bpftool("-f", "link", "show")
     maps = {m["id"]: m for m in bpftool("-f", "map", "show")}
-    progs = {q["id"]: q for q in bpftool("prog", "show")}
+    progs = {q["id"]: q for q in bpftool("-f", "prog", "show")}
     btfs = {b["id"]: b for b in bpftool("btf", "show")}
     pinned_map = {path: m["id"] for m in maps.values() for path in m.get("pinned", [])}
+    pinned_prog = {path: q["id"] for q in progs.values() for path in q.get("pinned", [])}
     pinned_link = {path: l for l in links for path in l.get("pinned", [])}
 
-    def reach(guard_dirs):
+    def reach(pin_dirs):
         p_ids, m_ids, b_ids = set(), set(), set()
-        for d in guard_dirs:
+        for d in pin_dirs:
             for name in os.listdir(d):
                 path = os.path.join(d, name)
                 if path in pinned_map:
                     m_ids.add(pinned_map[path])
+                elif path in pinned_prog:
+                    p_ids.add(pinned_prog[path])
                 elif path in pinned_link:
                     p_ids.add(pinned_link[path]["prog_id"])
         for pid in p_ids:
@@ -59,7 +63,8 @@ def memory(dirs, base):
     own = [maps[i] for i in sorted(m_ids) if i in maps and maps[i].get("name") != "sg_events"]
     shared = [maps[i] for i in sorted(m_ids) if i in maps and maps[i].get("name") == "sg_events"]
     result = {
-        "guards": len(dirs),
+        "dirs": len(dirs),
+        "links": sum(1 for d in dirs for n in os.listdir(d) if os.path.join(d, n) in pinned_link),
         "progs": len(p_ids),
         "prog_memlock": sum(progs[i].get("bytes_memlock", 0) for i in p_ids),
         "prog_jited": sum(progs[i].get("bytes_jited", 0) for i in p_ids),
@@ -209,8 +214,9 @@ def report(raw):
     try:
         ver = open(R("verifier.txt")).read().split()
         h = open(R("hashes.txt")).read().split()
-        p(f"   the verifier processed {ver[1]} instructions for the {ver[3]}-instruction guard (20 rules);"
-          f" in-use policy hash {'equals' if len(h) == 2 and h[0] == h[1] else 'DIFFERS from'} the companion's")
+        p(f"   the node's program ({ver[3]} instructions) is verified once per boot: {ver[1]} instructions"
+          f" processed; in-use policy hash {'equals' if len(h) == 2 and h[0] == h[1] else 'DIFFERS from'}"
+          f" the companion's")
     except (FileNotFoundError, IndexError):
         pass
     if proxy:
@@ -241,10 +247,11 @@ def report(raw):
 
     # 3. kernel memory
     p("")
-    p("3. Kernel memory per guard, bytes (bytes_memlock of programs and maps + program BTF;"
-      " objects counted once by id)")
+    p("3. Kernel memory, bytes (bytes_memlock of programs and maps + program BTF; objects counted"
+      " once by id)")
     mem = {}
-    for label, path in (("20 rules, first container", "mem20.json"),
+    for label, path in (("node: the program, once per boot", "mem_node.json"),
+                        ("20 rules, first container", "mem20.json"),
                         ("20 rules, one more container", "mem20_more.json"),
                         ("100 rules, first container", "mem100.json"),
                         ("10k rules, first container", "mem10k.json")):
@@ -254,22 +261,22 @@ def report(raw):
             continue
         mem[label] = m
         big = sorted(m["maps"], key=lambda x: -x["memlock"])[:3]
-        p(f"   {label:29s} total {m['total']:9d}  progs {m['progs']} ({m['prog_memlock']}, jited"
+        p(f"   {label:33s} total {m['total']:9d}  progs {m['progs']} ({m['prog_memlock']}, jited"
           f" {m['prog_jited']})  maps {len(m['maps'])} ({m['maps_memlock']})  BTF {m['btf_size']}")
-        p(f"   {'':29s} largest: " + ", ".join(f"{x['name']} {x['memlock']}" for x in big))
-    storage = [x for m in mem.values() for x in m["maps"] if "cgroup_storage" in (x["type"] or "")]
+        p(f"   {'':33s} largest: " + ", ".join(f"{x['name']} {x['memlock']}" for x in big))
+    node = mem.get("node: the program, once per boot")
+    storage = [x for x in (node or {}).get("maps", []) if "cgroup_storage" in (x["type"] or "")]
     if storage:
         p("   not in memlock: one element per guarded cgroup in each cgroup-storage map ("
           + ", ".join(f"{x['name']} {x['value']} B{' per CPU' if 'percpu' in x['type'] else ''}"
                       for x in {x['name']: x for x in storage}.values()) + ")")
     for label in ("20 rules, first container", "20 rules, one more container"):
         if label in mem:
-            shared = sum(s["memlock"] for s in mem[label]["shared"])
             targets.append((f"kernel memory <= 64 KiB per container, {label}",
                             f"{mem[label]['total'] / 1024:.1f} KiB", mem[label]["total"] <= 65536))
-    if "20 rules, first container" in mem:
-        p(f"   shared by all guards of the node (not counted): events ring buffer "
-          f"{sum(s['memlock'] for s in mem['20 rules, first container']['shared'])}")
+    if node:
+        p(f"   shared by all guards of the node (not counted above): the program and its maps, and the"
+          f" events ring buffer {sum(s['memlock'] for s in node['shared'])}")
 
     # 4. scale
     p("")
@@ -292,8 +299,8 @@ def report(raw):
                         f"{p99 / p50:.2f}x, {fails} failed", fails == 0 and int(n_done) >= 500 and p99 <= 10 * p50))
     try:
         ms = json.load(open(R("mem_scale.json")))
-        p(f"   kernel memory of the {ms['guards']} guards together: {ms['total'] / 2**20:.2f} MiB"
-          f" ({ms['progs']} program(s), {len(ms['maps'])} maps), {ms['total'] / ms['guards'] / 1024:.1f} KiB"
+        p(f"   kernel memory of the {ms['links']} guards and their policy together:"
+          f" {ms['total'] / 2**20:.2f} MiB ({len(ms['maps'])} maps), {ms['total'] / ms['links'] / 1024:.1f} KiB"
           f" per guard")
     except (FileNotFoundError, ValueError, ZeroDivisionError):
         pass
@@ -317,4 +324,4 @@ if __name__ == "__main__":
     elif len(sys.argv) == 3 and sys.argv[1] == "report":
         report(sys.argv[2])
     else:
-        sys.exit("usage: summarize.py memory GUARD_DIR... [--base GUARD_DIR...] | report RAW_DIR")
+        sys.exit("usage: summarize.py memory DIR... [--base DIR...] | report RAW_DIR")
