@@ -99,11 +99,13 @@ struct {
 	__type(value, char[24]);
 } slots SEC(".maps");
 
-/* The tables of the policy deciding this access. */
+/* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
 	void *exact, *dfa, *rules, *values, *counters;
 	__u32 row_width;
+	__u32 value_loaded; /* scratch.cur holds the value being written */
+	struct bpf_sysctl *ctx;
 };
 
 /* Finds the tables of the guard's policy; 0 when some are missing (then deny). */
@@ -162,6 +164,10 @@ static SG_INLINE long sg_env_strtol(const char *buf, __u32 len, long *res)
 {
 	return bpf_strtol(buf, len, 0, res);
 }
+
+/* Defined below, where struct sg_scratch is complete. */
+struct sg_scratch;
+static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);
 
 #include "sysctl_guard_decide.h"
 
@@ -288,16 +294,23 @@ static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	bpf_map_update_elem(&seen, &s->seen, &one, BPF_ANY);
 }
 
-/* Copies the value being written into s->cur; a longer one is marked, not cut. */
-static SG_INLINE void load_new_value(struct bpf_sysctl *ctx, struct sg_scratch *s)
+/*
+ * Copies the value being written into s->cur, once; a longer one is marked,
+ * not cut. With it, the key its hash needs: the policy's.
+ */
+static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s)
 {
-	long n = bpf_sysctl_get_new_value(ctx, s->cur, SG_VALUE_MAX);
-
+	if (env->value_loaded)
+		return;
+	env->value_loaded = 1;
+	long n = bpf_sysctl_get_new_value(env->ctx, s->cur, SG_VALUE_MAX);
 	s->cur_too_long = n < 0;
 	s->cur_len = n < 0 ? 0 : (__u32)n;
 	s->written_len = s->cur_len;
 	if (n < 0)
 		s->cur[0] = '\0';
+	s->hash_key[0] = env->cfg->hash_key[0];
+	s->hash_key[1] = env->cfg->hash_key[1];
 }
 
 /* Decides one access, with the scratch space @s this run holds; 1 allows it. */
@@ -312,11 +325,6 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 		/* Longer than any name a policy can hold: fail closed. */
 		count(env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
 		return 0;
-	}
-	if (write) {
-		load_new_value(ctx, s);
-		s->hash_key[0] = g->config.hash_key[0];
-		s->hash_key[1] = g->config.hash_key[1];
 	}
 
 	if (g->learn)
@@ -343,7 +351,7 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 SEC("cgroup/sysctl")
 int sysctl_guard(struct bpf_sysctl *ctx)
 {
-	struct sg_env env = {};
+	struct sg_env env = {.ctx = ctx};
 	__u32 zero = 0;
 	struct sg_guard_storage *g = bpf_get_local_storage(&guard, 0);
 	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);

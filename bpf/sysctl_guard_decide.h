@@ -11,6 +11,9 @@
  *   __u32 sg_env_accept(struct sg_env *env, __u32 state);
  *   int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
  *   long sg_env_strtol(const char *buf, __u32 len, long *res);  (bpf_strtol)
+ *   void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);
+ *       puts the value being written in s->cur (and its lengths), once: only
+ *       constrained writes read it
  *
  * and SG_INLINE, SG_SUBPROG (how the loops over a value are compiled: in BPF
  * global functions, which the verifier checks once, with unknown arguments,
@@ -305,6 +308,12 @@ static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule
 			return SG_REASON_OUT_OF_RANGE;
 		s->clamp_to[f & (SG_FIELDS_MAX - 1)] = to;
 		clamped |= to;
+		/* "4096" or "4096\n" ends here: spare the call that would find no integer. */
+		char next = s->cur[off & (2 * SG_VALUE_MAX - 1)];
+		if (!next || (sg_is_space(next) && !s->cur[(off + 1) & (2 * SG_VALUE_MAX - 1)])) {
+			f++;
+			break;
+		}
 	}
 	*n_fields = f;
 	if (f == 0)
@@ -350,6 +359,7 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 	/* A write elsewhere than at 0 could splice a forbidden value together. */
 	if (file_pos != 0)
 		return SG_REASON_FILE_POS;
+	sg_env_load_value(env, s);
 	if (s->cur_too_long)
 		return SG_REASON_VALUE_TOO_LONG;
 
@@ -382,7 +392,10 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 static SG_INLINE int sg_is_pinned_write(struct sg_env *env, struct sg_scratch *s, __u32 file_pos,
 					__u32 *rule)
 {
-	if (file_pos != 0 || s->cur_too_long)
+	if (file_pos != 0)
+		return 0;
+	sg_env_load_value(env, s);
+	if (s->cur_too_long)
 		return 0;
 	s->key.layer = SG_PINNED_LAYER;
 	*rule = sg_env_exact(env, &s->key);

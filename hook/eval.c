@@ -119,6 +119,14 @@ static inline long sg_env_strtol(const char *buf, __u32 len, long *res)
 	return (long)(consumed + (size_t)(p - str));
 }
 
+/* The caller put the value being written in the scratch space before deciding. */
+struct sg_scratch;
+static inline void sg_env_load_value(struct sg_env *env, struct sg_scratch *s)
+{
+	(void)env;
+	(void)s;
+}
+
 #include "../bpf/sysctl_guard_decide.h"
 
 uint64_t sg_value_hash(const __u64 key[2], const char *normalised)
