@@ -91,6 +91,14 @@ struct {
 	    });
 } policy_counters SEC(".maps");
 
+/* The key policies are named under on this node (userspace only: tables.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[2]);
+} secret SEC(".maps");
+
 /* Which policy holds each slot (its key): userspace claims slots here, atomically. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

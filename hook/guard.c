@@ -45,8 +45,8 @@ static int pin_user_map(const char *dir, const char *name, const void *values, s
 			size_t n)
 {
 	char path[PATH_MAX];
-	_cleanup_close_ int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t),
-						(uint32_t)value_size, n ? (uint32_t)n : 1, NULL);
+	_cleanup_close_ int fd = sg_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t),
+					       (uint32_t)value_size, n ? (uint32_t)n : 1, 0);
 	if (fd < 0)
 		return -errno;
 	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
@@ -178,7 +178,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
 {
-	struct sg_program prog = {.prog_fd = -1, .guard_fd = -1, .totals_fd = -1, .slots_fd = -1};
+	struct sg_program prog = {.prog_fd = -1, .guard_fd = -1, .slots_fd = -1};
 	struct sg_tables tables;
 	_cleanup_close_ int cg_fd = -1, link_fd = -1, old_link_fd = -1, lock_fd = -1;
 	char entry[32], final_dir[PATH_MAX], staging[PATH_MAX], path[PATH_MAX];
@@ -513,6 +513,10 @@ static void gc_unused_programs(unsigned min_age_s)
 		snprintf(path, sizeof(path), "%s/%s", SG_PROGRAM_ROOT, de->d_name);
 		if (!is_old_enough(path, min_age_s) || sg_program_open(de->d_name, &prog) < 0)
 			continue;
+		if (sg_program_open_slots(&prog) < 0) {
+			sg_program_close(&prog);
+			continue;
+		}
 		sg_tables_release_orphan_slots(&prog);
 		uint32_t id = prog_id(prog.prog_fd);
 		bool in_use = bpf_map_get_next_key(prog.slots_fd, NULL, &first_slot) == 0;

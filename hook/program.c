@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include <bpf/bpf.h>
@@ -135,15 +137,27 @@ int sg_events_open(struct sg_err *err)
 const char *const sg_table_names[SG_TABLE_COUNT] = {"exact", "dfa", "rules", "values", "counters"};
 
 /* What is pinned per program, besides "prog". */
-static const char *const program_maps[] = {"guard", "totals", "seen",	"slots",   "exact",
-					   "dfa",   "rules",  "values", "counters"};
+static const char *const program_maps[] = {
+    "guard", "totals", "seen", "slots", "secret", "exact", "dfa", "rules", "values", "counters",
+};
 
-uint64_t sg_fnv1a(uint64_t h, const void *data, size_t len)
+int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, uint32_t value_size,
+		  uint32_t max_entries, uint32_t flags)
 {
-	const unsigned char *p = data;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
+	union bpf_attr attr;
+
+	if (sg_injected_fault("map_create")) {
+		errno = EIO;
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = type;
+	attr.key_size = key_size;
+	attr.value_size = value_size;
+	attr.max_entries = max_entries;
+	attr.map_flags = flags;
+	snprintf(attr.map_name, sizeof(attr.map_name), "%s", name);
+	return (int)syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 }
 
 /*
@@ -230,6 +244,12 @@ static int load(const struct sg_program_config *features, struct sysctl_guard **
 				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.8+)?%s%s",
 				       strerror(-r), libbpf_log_len ? "\n" : "", libbpf_log_tail());
 	report_verifier_stats(skel);
+	uint64_t secret[2];
+	uint32_t zero = 0;
+	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.secret), &zero, secret, BPF_ANY) < 0)
+		return sg_system_error(err, errno, "cannot make the node's secret key: %s",
+				       strerror(errno));
 	*out = SG_TAKE(skel);
 	return 0;
 }
@@ -264,9 +284,11 @@ int sg_program_unpin(const char *key)
 static struct bpf_map *skel_map(struct sysctl_guard *skel, const char *pin_name)
 {
 	struct bpf_map *maps[] = {
-	    skel->maps.guard,	     skel->maps.totals,	       skel->maps.seen,
-	    skel->maps.slots,	     skel->maps.policy_exact,  skel->maps.policy_dfa,
-	    skel->maps.policy_rules, skel->maps.policy_values, skel->maps.policy_counters};
+	    skel->maps.guard,		skel->maps.totals,	 skel->maps.seen,
+	    skel->maps.slots,		skel->maps.secret,	 skel->maps.policy_exact,
+	    skel->maps.policy_dfa,	skel->maps.policy_rules, skel->maps.policy_values,
+	    skel->maps.policy_counters,
+	};
 	_Static_assert(SG_ARRAY_SIZE(maps) == SG_ARRAY_SIZE(program_maps), "one map per pin");
 	for (size_t i = 0; i < SG_ARRAY_SIZE(maps); i++)
 		if (strcmp(program_maps[i], pin_name) == 0)
@@ -303,32 +325,42 @@ int sg_program_open_map(const char *key, const char *name)
 static void program_init(struct sg_program *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->prog_fd = p->guard_fd = p->totals_fd = p->slots_fd = -1;
+	p->prog_fd = p->guard_fd = p->slots_fd = -1;
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
 		p->outer_fds[i] = -1;
 }
 
 int sg_program_open(const char *key, struct sg_program *p)
 {
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info), zero = 0;
+
 	program_init(p);
 	snprintf(p->key, sizeof(p->key), "%s", key);
 	p->prog_fd = sg_program_open_map(key, "prog");
 	p->guard_fd = sg_program_open_map(key, "guard");
-	p->totals_fd = sg_program_open_map(key, "totals");
-	p->slots_fd = sg_program_open_map(key, "slots");
-	bool all = p->prog_fd >= 0 && p->guard_fd >= 0 && p->totals_fd >= 0 && p->slots_fd >= 0;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
-		p->outer_fds[i] = sg_program_open_map(key, sg_table_names[i]);
-		all = all && p->outer_fds[i] >= 0;
-	}
-	struct bpf_prog_info info = {};
-	uint32_t len = sizeof(info);
-	if (all && bpf_obj_get_info_by_fd(p->prog_fd, &info, &len) == 0) {
+	_cleanup_close_ int secret_fd = sg_program_open_map(key, "secret");
+	if (p->prog_fd >= 0 && p->guard_fd >= 0 &&
+	    bpf_obj_get_info_by_fd(p->prog_fd, &info, &len) == 0 &&
+	    bpf_map_lookup_elem(secret_fd, &zero, p->secret) == 0) {
 		p->id = info.id;
 		return 0;
 	}
 	sg_program_close(p);
 	return -ENOENT;
+}
+
+int sg_program_open_slots(struct sg_program *p)
+{
+	if (p->slots_fd < 0)
+		p->slots_fd = sg_program_open_map(p->key, "slots");
+	bool all = p->slots_fd >= 0;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		if (p->outer_fds[i] < 0)
+			p->outer_fds[i] = sg_program_open_map(p->key, sg_table_names[i]);
+		all = all && p->outer_fds[i] >= 0;
+	}
+	return all ? 0 : -ENOENT;
 }
 
 int sg_program_get(struct sg_program *out, struct sg_err *err)
@@ -369,7 +401,7 @@ int sg_program_get(struct sg_program *out, struct sg_err *err)
 
 void sg_program_close(struct sg_program *p)
 {
-	int *fds[] = {&p->prog_fd, &p->guard_fd, &p->totals_fd, &p->slots_fd};
+	int *fds[] = {&p->prog_fd, &p->guard_fd, &p->slots_fd};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(fds); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);

@@ -11,6 +11,7 @@
  *   totals    per-CPU cgroup local storage: struct sg_guard_totals
  *   seen      learning: accesses by guarded cgroup (struct sg_seen_key)
  *   slots     which policy holds each slot of the outer maps
+ *   secret    a random key, made at load: policies are named by a keyed hash
  *   exact dfa rules values counters
  *             outer maps: slot -> that policy's table (tables.h)
  *
@@ -23,6 +24,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <linux/bpf.h>
 
 #include "err.h"
 
@@ -48,10 +51,10 @@ extern const char *const sg_table_names[SG_TABLE_COUNT];
 struct sg_program {
 	char key[SG_KEY_LEN];
 	uint32_t id; /* the kernel's id of the loaded program: another load, another id */
+	uint64_t secret[2];
 	int prog_fd;
 	int guard_fd;
-	int totals_fd;
-	int slots_fd;
+	int slots_fd; /* these only after sg_program_open_slots() */
 	int outer_fds[SG_TABLE_COUNT];
 	bool loaded; /* this call loaded it (not found pinned) */
 };
@@ -59,8 +62,15 @@ struct sg_program {
 /* Finds the node's program, or loads and pins it. */
 int sg_program_get(struct sg_program *out, struct sg_err *err);
 
-/* Opens the node program pinned under @key (for status and gc): 0 or -errno. */
+/* Opens the node program pinned under @key: what an attach needs. 0 or -ENOENT. */
 int sg_program_open(const char *key, struct sg_program *out);
+
+/*
+ * Opens the slots map and the outer maps of @p too: what making or removing
+ * a policy's tables needs, and only that (each is a path lookup in bpffs). 0
+ * or -ENOENT.
+ */
+int sg_program_open_slots(struct sg_program *p);
 
 void sg_program_close(struct sg_program *p);
 
@@ -101,7 +111,13 @@ int sg_bpffs_prepare(struct sg_err *err);
 /* Opens the node's events ring buffer, creating and pinning it when missing. */
 int sg_events_open(struct sg_err *err);
 
-/* FNV-1a over @len bytes, continuing from @h: names pins, never guards secrets. */
-uint64_t sg_fnv1a(uint64_t h, const void *data, size_t len);
+/*
+ * BPF_MAP_CREATE, named. Not libbpf's bpf_map_create: it loads a program to
+ * probe whether the kernel takes map names (4.15+, older than our floor),
+ * which cost a verification and a JIT on every hook run. -1 and errno on
+ * failure.
+ */
+int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, uint32_t value_size,
+		  uint32_t max_entries, uint32_t flags);
 
 #endif

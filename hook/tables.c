@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -15,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "eval.h"
+#include "siphash.h"
 #include "util.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
@@ -37,29 +39,35 @@ static void close_maps(struct policy_maps *m)
 }
 
 /*
- * The policy's key: the loaded program whose slots it lives in (by id: were
- * the program's pins lost and the program loaded again, its policies would
- * be made again, not found in slots of the old one) and everything the
- * program reads of it. The values-hash key is random per policy, so it is
- * left out (it is zero in @c).
+ * The policy's key: a hash, under the node's secret key, of the loaded
+ * program whose slots it lives in (by id: were the program's pins lost and
+ * the program loaded again, its policies would be made again, not found in
+ * slots of the old one) and of everything the program reads of it. Keyed, so
+ * no one can build a policy offline that takes another's key. The
+ * values-hash key is random per policy, so it is left out (zero in @c).
  */
-static void policy_key(const struct sg_program *prog, const struct sg_compiled *c,
-		       char out[SG_KEY_LEN])
+static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
+			   char out[SG_KEY_LEN])
 {
-	uint64_t h = sg_fnv1a(0xcbf29ce484222325ull, prog->key, strlen(prog->key));
-	h = sg_fnv1a(h, &prog->id, sizeof(prog->id));
-	h = sg_fnv1a(h, &c->config, sizeof(c->config));
-	h = sg_fnv1a(h, c->transitions,
-		     (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
-	h = sg_fnv1a(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
-	h = sg_fnv1a(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
-	h = sg_fnv1a(h, c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
-	h = sg_fnv1a(h, c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
-	h = sg_fnv1a(h, c->value_keys, c->n_values * sizeof(*c->value_keys));
+	struct sg_siphash h;
+
+	sg_siphash_init(&h, prog->secret);
+	sg_siphash_update(&h, prog->key, strlen(prog->key) + 1);
+	sg_siphash_update(&h, &prog->id, sizeof(prog->id));
+	sg_siphash_update(&h, &c->config, sizeof(c->config));
+	sg_siphash_update(&h, c->transitions,
+			  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
+	sg_siphash_update(&h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
+	sg_siphash_update(&h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	sg_siphash_update(&h, c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
+	sg_siphash_update(&h, c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
+	sg_siphash_update(&h, c->value_keys, c->n_values * sizeof(*c->value_keys));
 	for (uint32_t i = 0; i < c->config.n_rules; i++)
 		if (c->origins[i].name)
-			h = sg_fnv1a(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
-	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)h);
+			sg_siphash_update(&h, c->origins[i].name, strlen(c->origins[i].name) + 1);
+	uint64_t key = sg_siphash_final(&h);
+	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
+	return key;
 }
 
 static uint32_t at_least_one(size_t n)
@@ -99,13 +107,10 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 	};
 	_Static_assert(SG_ARRAY_SIZE(shapes) == SG_ARRAY_SIZE(m->fds), "one shape per pin");
 
-	if (sg_injected_fault("map_create"))
-		return -EIO;
 	for (size_t i = 0; i < SG_ARRAY_SIZE(shapes); i++) {
-		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = shapes[i].flags);
-		m->fds[i] =
-		    bpf_map_create(shapes[i].type, policy_pins[i], shapes[i].key_size,
-				   shapes[i].value_size, at_least_one(shapes[i].entries), &opts);
+		m->fds[i] = sg_map_create(shapes[i].type, policy_pins[i], shapes[i].key_size,
+					  shapes[i].value_size, at_least_one(shapes[i].entries),
+					  shapes[i].flags);
 		if (m->fds[i] < 0)
 			return -errno;
 	}
@@ -244,7 +249,7 @@ static int pin_maps(const struct policy_maps *m, const char *dir)
 static int claim_slot(const struct sg_program *prog, const char *key, uint32_t *slot)
 {
 	char value[SG_KEY_LEN] = {0};
-	uint32_t start = (uint32_t)sg_fnv1a(0xcbf29ce484222325ull, key, strlen(key));
+	uint32_t start = (uint32_t)strtoull(key, NULL, 16);
 
 	snprintf(value, sizeof(value), "%s", key);
 	for (uint32_t i = 0; i < SG_MAX_POLICIES - 1; i++) {
@@ -378,8 +383,8 @@ static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
 	return r;
 }
 
-static int make_tables(const struct sg_program *prog, const struct sg_compiled *c,
-		       struct sg_tables *out, const char *staging)
+static int make_tables(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
+		       const char *staging)
 {
 	struct policy_maps m;
 	memset(m.fds, -1, sizeof(m.fds));
@@ -395,7 +400,9 @@ static int make_tables(const struct sg_program *prog, const struct sg_compiled *
 		close_maps(&m);
 		return -EIO;
 	}
-	int r = create_maps(c, &m);
+	int r = sg_program_open_slots(prog);
+	if (r == 0)
+		r = create_maps(c, &m);
 	if (r == 0)
 		r = fill_maps(&m, c, info);
 	if (r == 0)
@@ -423,7 +430,7 @@ static int make_tables(const struct sg_program *prog, const struct sg_compiled *
 	return r;
 }
 
-int sg_tables_get(const struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
 		  struct sg_err *err)
 {
 	char staging[PATH_MAX];
@@ -463,7 +470,7 @@ int sg_tables_remove(const char *key)
 	char dir[PATH_MAX];
 
 	if (sg_tables_read_info(key, &info) == 0 && sg_program_open(info.program_key, &prog) == 0) {
-		if (prog.id == info.program_id)
+		if (prog.id == info.program_id && sg_program_open_slots(&prog) == 0)
 			release_slot(&prog, info.slot, key);
 		sg_program_close(&prog);
 	}

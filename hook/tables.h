@@ -49,7 +49,7 @@ struct sg_tables {
  * them and puts them in the program's outer maps. The caller holds the pins
  * lock (shared) until the policy is in a cgroup's storage.
  */
-int sg_tables_get(const struct sg_program *prog, const struct sg_compiled *compiled,
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_tables *out, struct sg_err *err);
 
 /* Reads the info of the policy pinned under @key: 0 or -errno. */

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "siphash.h"
+
+#include <string.h>
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_round(struct sg_siphash *h)
+{
+	h->v0 += h->v1;
+	h->v1 = ROTL(h->v1, 13) ^ h->v0;
+	h->v0 = ROTL(h->v0, 32);
+	h->v2 += h->v3;
+	h->v3 = ROTL(h->v3, 16) ^ h->v2;
+	h->v0 += h->v3;
+	h->v3 = ROTL(h->v3, 21) ^ h->v0;
+	h->v2 += h->v1;
+	h->v1 = ROTL(h->v1, 17) ^ h->v2;
+	h->v2 = ROTL(h->v2, 32);
+}
+
+static void absorb(struct sg_siphash *h, uint64_t m)
+{
+	h->v3 ^= m;
+	sip_round(h);
+	sip_round(h);
+	h->v0 ^= m;
+}
+
+void sg_siphash_init(struct sg_siphash *h, const uint64_t key[2])
+{
+	h->v0 = key[0] ^ 0x736f6d6570736575ull;
+	h->v1 = key[1] ^ 0x646f72616e646f6dull;
+	h->v2 = key[0] ^ 0x6c7967656e657261ull;
+	h->v3 = key[1] ^ 0x7465646279746573ull;
+	h->tail = 0;
+	h->len = 0;
+}
+
+void sg_siphash_update(struct sg_siphash *h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	/* Fill the pending word a byte at a time, then whole words. */
+	while (len > 0 && h->len % 8 != 0) {
+		h->tail |= (uint64_t)*p++ << (8 * (h->len % 8));
+		h->len++;
+		len--;
+		if (h->len % 8 == 0) {
+			absorb(h, h->tail);
+			h->tail = 0;
+		}
+	}
+	for (; len >= 8; p += 8, len -= 8, h->len += 8) {
+		uint64_t m;
+		memcpy(&m, p, 8); /* little-endian hosts: the word as SipHash reads it */
+		absorb(h, m);
+	}
+	for (; len > 0; len--, h->len++)
+		h->tail |= (uint64_t)*p++ << (8 * (h->len % 8));
+}
+
+uint64_t sg_siphash_final(struct sg_siphash *h)
+{
+	absorb(h, h->tail | ((uint64_t)(h->len & 0xff) << 56));
+	h->v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		sip_round(h);
+	return h->v0 ^ h->v1 ^ h->v2 ^ h->v3;
+}

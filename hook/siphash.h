@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SipHash-2-4 (Aumasson and Bernstein), streamed: a keyed hash whose outputs
+ * nobody can predict or collide without the key. It names policies on a node
+ * (tables.c) under the node's secret key, so a policy written to collide with
+ * another cannot be built offline. Pure logic.
+ */
+#ifndef SG_SIPHASH_H
+#define SG_SIPHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sg_siphash {
+	uint64_t v0, v1, v2, v3;
+	uint64_t tail; /* bytes not yet in a full word, little-endian */
+	size_t len;    /* bytes so far */
+};
+
+void sg_siphash_init(struct sg_siphash *h, const uint64_t key[2]);
+void sg_siphash_update(struct sg_siphash *h, const void *data, size_t len);
+uint64_t sg_siphash_final(struct sg_siphash *h);
+
+#endif
