@@ -427,6 +427,7 @@ int sg_cmd_gc(int argc, char **argv)
 	}
 	if (dir)
 		closedir(dir);
+	sg_guard_gc_index();
 	int removed = sg_guard_gc_policies((unsigned)min_age);
 	if (removed > 0)
 		printf("removed %d unused polic%s from %s\n", removed, removed == 1 ? "y" : "ies",

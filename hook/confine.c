@@ -55,6 +55,8 @@ static const char *const needed[] = {
     "getrandom",
     "uname",
     "flock",
+    "symlink",
+    "symlinkat",
     /* placing a new policy's tables (hook/tables.c): children, no exec */
     "clone",
     "clone3",

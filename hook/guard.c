@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,72 @@ _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32])
 {
 	snprintf(out, 32, "%llu", (unsigned long long)cgroup_id);
+}
+
+/*
+ * The index of guards by container: SG_CONTAINER_ROOT/<id> is a symlink to
+ * the guard's entry, so that poststop finds its guard without reading every
+ * guard on the node. bpffs refuses names with dots; OCI ids may hold them
+ * but never ':', which stands for them here. False when the id cannot be a
+ * name (empty, too long).
+ */
+static bool container_link_path(const char *id, char out[PATH_MAX])
+{
+	size_t len = strlen(id);
+
+	if (len == 0 || len > NAME_MAX || strchr(id, '/'))
+		return false;
+	int n = snprintf(out, PATH_MAX, "%s/%s", SG_CONTAINER_ROOT, id);
+	for (char *c = out + n - len; *c; c++)
+		if (*c == '.')
+			*c = ':';
+	return true;
+}
+
+/* The entry container @id's index link names, when there is one. */
+static bool indexed_entry(const char *id, char entry[32])
+{
+	char path[PATH_MAX], target[64];
+
+	if (!container_link_path(id, path))
+		return false;
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	const char *name = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	if (!sg_guard_is_entry(name) || strlen(name) >= 32)
+		return false;
+	snprintf(entry, 32, "%s", name);
+	return true;
+}
+
+/* Links container @id to @entry; *made says whether this call made the link. */
+static int index_container(const char *id, const char *entry, bool *made)
+{
+	char path[PATH_MAX], target[64], existing[32];
+
+	*made = false;
+	if (!container_link_path(id, path))
+		return 0; /* found by a scan instead */
+	if (indexed_entry(id, existing) && strcmp(existing, entry) == 0)
+		return 0;
+	unlink(path);
+	snprintf(target, sizeof(target), "../%s", entry);
+	if (symlink(target, path) < 0)
+		return -errno;
+	*made = true;
+	return 0;
+}
+
+/* Removes container @id's index link if it names @entry. */
+static void unindex_container(const char *id, const char *entry)
+{
+	char path[PATH_MAX], existing[32];
+
+	if (indexed_entry(id, existing) && strcmp(existing, entry) == 0 &&
+	    container_link_path(id, path))
+		unlink(path);
 }
 
 /* Removes every pin of a guard directory and the directory; detaches when @detach. */
@@ -229,6 +296,9 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 	struct sg_guard_storage old_storage;
 	bool had_storage = reused && get_storage(&prog, cgid, &old_storage) == 0;
 	r = set_storage(&prog, cgid, &tables, options);
+	bool indexed = false;
+	if (r == 0 && options->container_id)
+		r = index_container(options->container_id, entry, &indexed);
 	snprintf(path, sizeof(path), "%s/link", staging);
 	if (r == 0 && sg_injected_fault("pin"))
 		r = -EIO;
@@ -246,6 +316,8 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 			bpf_link_detach(link_fd);
 		else if (had_storage)
 			put_storage(&prog, cgid, &old_storage);
+		if (indexed)
+			unindex_container(options->container_id, entry);
 		remove_pins(staging, false);
 		r = sg_system_error(err, -r, "cannot put the guard of %s in place: %s", cgroup_dir,
 				    strerror(-r));
@@ -261,6 +333,11 @@ out:
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)
 {
 	char dir[PATH_MAX];
+	struct sg_guard_meta meta;
+	struct sg_err ignored = {0};
+
+	if (sg_guard_read_meta(entry, &meta, &ignored) == 0 && meta.container_id[0])
+		unindex_container(meta.container_id, entry);
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
 	int r = remove_pins(dir, true);
 	if (r < 0)
@@ -287,8 +364,50 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	return sg_guard_remove_entry(entry, err);
 }
 
+int sg_guard_find_container_exact(const char *id, char entry[32])
+{
+	struct sg_guard_meta meta;
+	struct sg_err ignored = {0};
+
+	/* The link says where to look; the guard's own meta says whether it is this container's. */
+	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, &meta, &ignored) == 0 &&
+	    strcmp(meta.container_id, id) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+void sg_guard_gc_index(void)
+{
+	DIR *dir = opendir(SG_CONTAINER_ROOT);
+	char entry[32], path[PATH_MAX];
+	struct stat st;
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* The name is the encoded id; the link itself says where it points. */
+		snprintf(path, sizeof(path), "%s/%s", SG_CONTAINER_ROOT, de->d_name);
+		char target[64];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			snprintf(entry, sizeof(entry), "%s",
+				 target + (strncmp(target, "../", 3) == 0 ? 3 : 0));
+			snprintf(target, sizeof(target), "%s/%s", SG_PIN_ROOT, entry);
+			if (stat(target, &st) == 0)
+				continue;
+		}
+		unlink(path);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 int sg_guard_find_container(const char *id, char entry[32])
 {
+	if (sg_guard_find_container_exact(id, entry) == 0)
+		return 0;
+
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int found = -ENOENT;
 

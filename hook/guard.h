@@ -8,6 +8,8 @@
  *   link        the cgroup link (unpinning it detaches the program)
  *   meta        struct sg_guard_meta: container, policy key, since when
  *
+ * and, for a container, SG_CONTAINER_ROOT/<id> links to that directory.
+ *
  * A guard is built in a staging directory and renamed into place, so a hook
  * killed at any point leaves a complete guard or a staging directory that
  * `gc` removes.
@@ -91,6 +93,15 @@ void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
 
 /* The pin directory name of the guard of container @id (or an id prefix); -ENOENT when none. */
 int sg_guard_find_container(const char *id, char entry[32]);
+
+/*
+ * The same for exactly @id, through the index of guards by container
+ * (SG_CONTAINER_ROOT): no scan of every guard, for poststop.
+ */
+int sg_guard_find_container_exact(const char *id, char entry[32]);
+
+/* Removes index links whose guard is gone. */
+void sg_guard_gc_index(void);
 
 /*
  * Removes policies no guard uses any more (pinned more than @min_age_s ago),

@@ -285,33 +285,26 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 /* Removes every guard pinned for this container id. */
 static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 {
-	DIR *dir = opendir(SG_PIN_ROOT);
-	int ret = 0;
+	struct sg_guard_meta meta;
+	struct sg_err read_err = {0};
+	char entry[32];
 
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		struct sg_guard_meta meta;
-		struct sg_err read_err = {0};
-
-		if (!sg_guard_is_entry(de->d_name) ||
-		    sg_guard_read_meta(de->d_name, &meta, &read_err) < 0)
-			continue;
-		bool ours = strcmp(meta.container_id, h->state.id) == 0;
-		bool learned = ours && meta.learn && wants_learning(h);
-		/* The learned policy goes to a fixed directory, named by the container id. */
-		struct sg_err learn_err = {0};
-		if (learned && sg_learn_save(de->d_name, h->state.id, &learn_err) < 0)
+	if (sg_guard_find_container_exact(h->state.id, entry) < 0 ||
+	    sg_guard_read_meta(entry, &meta, &read_err) < 0)
+		return 0; /* no guard for this container */
+	/* The learned policy goes to a fixed directory, named by the container id. */
+	struct sg_err learn_err = {0};
+	if (meta.learn && wants_learning(h)) {
+		if (sg_learn_save(entry, h->state.id, &learn_err) < 0)
 			sg_warning("%s", learn_err.msg);
-		else if (learned)
+		else
 			sg_info("wrote the learned policy to %s/%s.json", SG_LEARNED_DIR,
 				h->state.id);
-		if (ours && sg_guard_remove_entry(de->d_name, err) < 0)
-			ret = -EIO;
-		else if (ours)
-			sg_info("removed the guard of cgroup %s", de->d_name);
 	}
-	if (dir)
-		closedir(dir);
-	return ret;
+	if (sg_guard_remove_entry(entry, err) < 0)
+		return -EIO;
+	sg_info("removed the guard of cgroup %s", entry);
+	return 0;
 }
 
 static int run_hook(struct hook_ctx *h, const char *stage_arg, struct sg_err *err)

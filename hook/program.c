@@ -102,7 +102,8 @@ int sg_bpffs_prepare(struct sg_err *err)
 			    "failed: %s",
 			    strerror(errno));
 	}
-	const char *const dirs[] = {SG_PIN_ROOT, SG_PROGRAM_ROOT, SG_POLICY_ROOT};
+	const char *const dirs[] = {SG_PIN_ROOT, SG_PROGRAM_ROOT, SG_POLICY_ROOT,
+				    SG_CONTAINER_ROOT};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(dirs); i++)
 		if (mkdir(dirs[i], 0700) < 0 && errno != EEXIST)
 			return sg_system_error(err, errno, "cannot create %s: %s", dirs[i],

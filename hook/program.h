@@ -32,6 +32,7 @@
 #define SG_PIN_ROOT	  "/sys/fs/bpf/sysctl-guard"
 #define SG_PROGRAM_ROOT	  SG_PIN_ROOT "/programs"
 #define SG_POLICY_ROOT	  SG_PIN_ROOT "/policies"
+#define SG_CONTAINER_ROOT SG_PIN_ROOT "/containers"
 #define SG_KEY_LEN	  24
 #define SG_POLICY_KEY_LEN SG_KEY_LEN
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */

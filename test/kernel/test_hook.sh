@@ -35,6 +35,15 @@ expect "status names the container" "1" sh -c "\"$SG\" status --container hook-a
 expect "poststop (stage from the environment) removes it" "0 ok" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-a stopped 0 | stage=poststop \"$SG\" hook; echo -n \"\$? \"; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
 
+# poststop finds its guard through the index of guards by container, dots in the id included.
+DOTTED=hook.dot.$$
+container "$DOTTED" "$RO"
+INDEX=/sys/fs/bpf/sysctl-guard/containers/hook:dot:$$
+expect "createRuntime indexes the guard by container id" "EPERM ../$(stat -c %i "$CG")" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state $DOTTED created $PID | \"$SG\" hook createRuntime; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x | tr '\n' ' '; readlink $INDEX"
+expect "poststop removes the guard and its index link" "ok gone" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state $DOTTED stopped 0 | \"$SG\" hook poststop; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x | tr '\n' ' '; [ -e $INDEX ] || [ -L $INDEX ] && echo left || echo gone"
+
 container hook-b "$RO"
 expect "prestart with a dead pid falls back to linux.cgroupsPath" "EPERM" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-b created 999999 | \"$SG\" hook prestart && \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
