@@ -62,6 +62,8 @@ static const char *const needed[] = {
     "clone3",
     "wait4",
     "set_robust_list",
+    "rseq",
+    "sched_yield",
     "pipe", /* valgrind's scheduler, in those children, under the memcheck tests */
     "pipe2",
     /* files */

@@ -2,6 +2,8 @@
 #include "tables.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,42 +286,66 @@ static bool is_placed(const struct sg_program *prog, size_t i, uint32_t slot)
 	return bpf_map_lookup_elem(prog->outer_fds[i], &slot, &inner_id) == 0;
 }
 
-/* In a child: one outer-map update; exits with 0 or the errno. */
-static void place_in_child(int outer_fd, uint32_t slot, int inner_fd)
+/* One outer-map update, as a helper thread of the placing child runs it. */
+struct placement {
+	int outer_fd, inner_fd;
+	uint32_t slot;
+	int error; /* 0 or the errno */
+};
+
+static void *place_one(void *arg)
 {
-	uint32_t fd = (uint32_t)inner_fd;
+	struct placement *p = arg;
+	uint32_t fd = (uint32_t)p->inner_fd;
+	p->error = bpf_map_update_elem(p->outer_fd, &p->slot, &fd, BPF_ANY) < 0 ? errno : 0;
+	return NULL;
+}
+
+/* In the placing child: every update at once, one thread each; exits with 0 or an errno. */
+static void place_in_child(struct placement *p, size_t n)
+{
+	pthread_t threads[SG_TABLE_COUNT];
+	bool started[SG_TABLE_COUNT] = {false};
+
 	/* Runtimes read the hook's output until every writer is gone: this one writes nothing. */
 	for (int std = 0; std <= 2; std++)
 		close(std);
-	_exit(bpf_map_update_elem(outer_fd, &slot, &fd, BPF_ANY) < 0 ? errno : 0);
+	for (size_t i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, place_one, &p[i]) == 0;
+	place_one(&p[0]);
+	for (size_t i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			place_one(&p[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (p[i].error)
+			_exit(p[i].error);
+	_exit(0);
 }
 
-/* Waits until every table is placed, or a child reports why it could not place one. */
-static int wait_placed(const struct sg_program *prog, uint32_t slot, const pid_t *pids, size_t n)
+/* Waits until every table is placed, or the child reports why it could not place one. */
+static int wait_placed(const struct sg_program *prog, uint32_t slot, pid_t child)
 {
-	const struct timespec pause = {.tv_nsec = 20 * 1000};
 	struct timespec start, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		size_t placed = 0;
-		for (size_t i = 0; i < n; i++) {
-			int status;
-			if (is_placed(prog, i, slot)) {
-				placed++;
-				continue;
-			}
-			if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == pids[i])
-				return WIFEXITED(status) && WEXITSTATUS(status)
-					   ? -WEXITSTATUS(status)
-					   : -EIO;
-		}
-		if (placed == n)
+		int status;
+		for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+			placed += is_placed(prog, i, slot);
+		if (placed == SG_TABLE_COUNT)
 			return 0;
+		if (waitpid(child, &status, WNOHANG) == child)
+			return WIFEXITED(status) && WEXITSTATUS(status) ? -WEXITSTATUS(status)
+									: -EIO;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - start.tv_sec > 5)
 			return -ETIMEDOUT;
-		nanosleep(&pause, NULL);
+		/* The update shows within microseconds of the child's call: let it run. */
+		sched_yield();
 	}
 }
 
@@ -328,28 +354,30 @@ static int wait_placed(const struct sg_program *prog, uint32_t slot, const pid_t
  * now find them. The kernel makes an outer-map update visible at once, then
  * waits for an RCU grace period before the syscall returns, so that no
  * program still uses the inner map it replaced (10 to 25 ms each on these
- * machines). A fresh slot replaced nothing, so nobody needs that wait:
- * children make the updates side by side and wait it out detached, and the
- * hook goes on as soon as it sees every table in place.
+ * machines). A fresh slot replaced nothing, so nobody needs that wait: a
+ * child makes the updates side by side, one thread each, and waits it out
+ * detached; the hook goes on as soon as it sees every table in place.
  */
 static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
 {
-	pid_t pids[SG_TABLE_COUNT];
+	struct placement p[SG_TABLE_COUNT];
 
 	if (sg_injected_fault("map_update"))
 		return -EIO;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		p[i] = (struct placement){prog->outer_fds[i], m->fds[i], slot, 0};
+	pid_t child = fork();
+	if (child == 0)
+		place_in_child(p, SG_TABLE_COUNT);
+	if (child > 0)
+		return wait_placed(prog, slot, child);
+	/* Without a child, the updates happen here, waits included. */
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
-		pids[i] = fork();
-		if (pids[i] == 0)
-			place_in_child(prog->outer_fds[i], slot, m->fds[i]);
-		if (pids[i] < 0) {
-			/* Without a helper, this table is placed here, waiting included. */
-			uint32_t fd = (uint32_t)m->fds[i];
-			if (bpf_map_update_elem(prog->outer_fds[i], &slot, &fd, BPF_ANY) < 0)
-				return -errno;
-		}
+		place_one(&p[i]);
+		if (p[i].error)
+			return -p[i].error;
 	}
-	return wait_placed(prog, slot, pids, SG_TABLE_COUNT);
+	return 0;
 }
 
 int sg_tables_open_map(const char *key, const char *name)
