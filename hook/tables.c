@@ -119,60 +119,64 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 	return 0;
 }
 
-/*
- * A mappable array, mapped: filling it is a copy, where updates would cost
- * a syscall's work per element (half a million for the DFA of 10,000
- * rules). The kernel lays elements out 8-byte aligned.
- */
-struct mapped_array {
-	char *base;
-	size_t len, stride;
-};
-
-static int map_array(int fd, size_t value_size, size_t n, struct mapped_array *a)
+static size_t gcd(size_t a, size_t b)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	a->stride = (value_size + 7) & ~(size_t)7;
-	a->len = (a->stride * (n ? n : 1) + page - 1) / page * page;
-	a->base = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return a->base == MAP_FAILED ? -errno : 0;
+	while (b) {
+		size_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
 }
 
-static void *array_elem(const struct mapped_array *a, size_t i)
+/*
+ * Fills a mappable array of @n values of @value_size through a mapping:
+ * a copy, where updates would cost a syscall's work per element (half a
+ * million for the DFA of 10,000 rules). @fill writes element @i at @dst. The
+ * array is mapped a window at a time: mapped pages count as the hook's
+ * memory, and the tables of a large policy are megabytes. The kernel lays
+ * elements out 8-byte aligned; windows hold whole elements and whole pages.
+ */
+static int fill_mapped(int fd, size_t value_size, size_t n,
+		       void (*fill)(size_t i, void *dst, const struct sg_compiled *c),
+		       const struct sg_compiled *c)
 {
-	return a->base + i * a->stride;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = (value_size + 7) & ~(size_t)7;
+	/* The fewest elements that fill whole pages, as many times as make about 256 KiB. */
+	const size_t unit = page / gcd(page, stride);
+	const size_t per_window = unit * (((size_t)256 << 10) / (unit * stride) + 1);
+
+	for (size_t first = 0; first < n; first += per_window) {
+		size_t count = n - first < per_window ? n - first : per_window;
+		size_t len = (count * stride + page - 1) / page * page;
+		char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				  (off_t)(first * stride));
+		if (base == MAP_FAILED)
+			return -errno;
+		for (size_t i = 0; i < count; i++)
+			fill(first + i, base + i * stride, c);
+		munmap(base, len);
+	}
+	return 0;
 }
 
 /* The DFA as the program reads it: each state's row of next states, then what it accepts. */
-static int fill_dfa(int fd, const struct sg_compiled *c)
+static void dfa_entry(size_t i, void *dst, const struct sg_compiled *c)
 {
 	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
-	struct mapped_array a;
-	int r = map_array(fd, sizeof(uint32_t), (size_t)c->n_states * width, &a);
-
-	if (r < 0)
-		return r;
-	for (size_t s = 0; s < c->n_states; s++) {
-		for (uint32_t k = 0; k < classes; k++)
-			*(uint32_t *)array_elem(&a, s * width + k) =
-			    c->transitions[s * classes + k];
-		*(uint32_t *)array_elem(&a, s * width + classes) = c->accept[s];
-	}
-	munmap(a.base, a.len);
-	return 0;
+	size_t state = i / width, k = i % width;
+	*(uint32_t *)dst = k < classes ? c->transitions[state * classes + k] : c->accept[state];
 }
 
-static int fill_rules(int fd, const struct sg_compiled *c)
+static void rule_entry(size_t i, void *dst, const struct sg_compiled *c)
 {
-	struct mapped_array a;
-	int r = map_array(fd, sizeof(struct sg_rule_entry), c->config.n_rules, &a);
+	memcpy(dst, &c->rules[i], sizeof(c->rules[i]));
+}
 
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < c->config.n_rules; i++)
-		memcpy(array_elem(&a, i), &c->rules[i], sizeof(c->rules[i]));
-	munmap(a.base, a.len);
-	return 0;
+static void rule_name(size_t i, void *dst, const struct sg_compiled *c)
+{
+	snprintf(dst, sizeof(struct sg_rule_name), "%s",
+		 c->origins[i].name ? c->origins[i].name : "");
 }
 
 /* Batches take no BPF_NOEXIST; the compiler never repeats a key. */
@@ -189,35 +193,25 @@ static int fill_values(int fd, const struct sg_compiled *c, const __u64 hash_key
 	return sg_map_update_all(fd, hashes, sizeof(*hashes), ones, 1, c->n_values, BPF_ANY);
 }
 
-static int fill_rule_names(int fd, const struct sg_compiled *c)
-{
-	struct mapped_array a;
-	int r = map_array(fd, sizeof(struct sg_rule_name), c->config.n_rules, &a);
-
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < c->config.n_rules; i++)
-		snprintf(array_elem(&a, i), sizeof(struct sg_rule_name), "%s",
-			 c->origins[i].name ? c->origins[i].name : "");
-	munmap(a.base, a.len);
-	return 0;
-}
-
 static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 		     const struct sg_policy_info *info)
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	int r = fill_dfa(m->fds[SG_TABLE_DFA], c);
+	int r =
+	    fill_mapped(m->fds[SG_TABLE_DFA], sizeof(uint32_t),
+			(size_t)c->n_states * sg_dfa_row_width(c->config.n_classes), dfa_entry, c);
 	if (!r)
-		r = fill_rules(m->fds[SG_TABLE_RULES], c);
+		r = fill_mapped(m->fds[SG_TABLE_RULES], sizeof(struct sg_rule_entry),
+				c->config.n_rules, rule_entry, c);
 	if (!r)
 		r = sg_map_update_all(m->fds[SG_TABLE_EXACT], c->exact_keys, sizeof(*c->exact_keys),
 				      c->exact_rules, sizeof(uint32_t), c->n_exact, BPF_ANY);
 	if (!r)
 		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
 	if (!r)
-		r = fill_rule_names(m->fds[PIN_RULE_NAMES], c);
+		r = fill_mapped(m->fds[PIN_RULE_NAMES], sizeof(struct sg_rule_name),
+				c->config.n_rules, rule_name, c);
 	return r;
 }
 
