@@ -132,14 +132,17 @@ pdir() {
 # attach_timed LABEL CGROUP POLICY: `sysctl-guard attach`, timed into raw/attach.txt.
 attach_timed() {
 	local out
-	out=$("$ST" -e "$WORK/attach.err" "$1" -- "$SG" attach --cgroup "$2" --policy "$3") || return 1
+	out=$("$ST" -e "$WORK/attach.err.$$" "$1" -- "$SG" attach --cgroup "$2" --policy "$3") || return 1
+	cat "$WORK/attach.err.$$" >>"$WORK/attach.err"
 	echo "$out" >>"$WORK/raw/attach.txt"
 	[ "$(echo "$out" | awk '{print $4}')" = 0 ] || {
-		tail -3 "$WORK/attach.err" >&2
+		tail -3 "$WORK/attach.err.$$" >&2
 		return 1
 	}
 }
 
+# Whichever run loads the node's program says what the verifier did.
+export SYSCTL_GUARD_VERIFIER_STATS=1
 # The node: a private config (no baseline) whose profiles_dir we fill.
 export SYSCTL_GUARD_CONFIG=$WORK/node.json
 echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles" }' >"$SYSCTL_GUARD_CONFIG"
@@ -200,7 +203,9 @@ NODE=$(ls -d "$PINS"/programs/*/ | head -1)
 NODE=${NODE%/}
 [ -e "$NODE/prog" ] || die "no program pinned under $PINS/programs"
 mem "$NODE" >"$WORK/raw/mem_node.json" || die "cannot read the node program's memory"
-bpftool -j prog show pinned "$NODE/prog" | python3 -c \
+# the program's verification, from the first attach of this run if it loaded the program
+grep -h '^verified_insns' "$WORK/attach.err" 2>/dev/null | head -1 >"$WORK/raw/verifier.txt"
+[ -s "$WORK/raw/verifier.txt" ] || bpftool -j prog show pinned "$NODE/prog" | python3 -c \
 	'import json,sys; p=json.load(sys.stdin); print("verified_insns", p.get("verified_insns", "?"), "xlated", p["bytes_xlated"] // 8)' \
 	>"$WORK/raw/verifier.txt"
 CG_M20=$(new_cg m20)
