@@ -616,7 +616,25 @@ static int gc_unused_policies(unsigned min_age_s)
 	return sg_tables_remove_many((const char(*)[SG_KEY_LEN])unused, n_unused);
 }
 
-/* Programs no link uses and whose slots are empty: another build's, or no guard left. */
+/* Whether policies still hold slots of the program pinned under @key (freeing orphan slots). */
+static bool holds_policies(const char *key)
+{
+	struct sg_program prog;
+	uint32_t first_slot;
+
+	/* A directory another version of sysctl-guard made holds none this one knows of. */
+	if (sg_program_open(key, &prog) < 0)
+		return false;
+	bool held = false;
+	if (sg_program_open_slots(&prog) == 0) {
+		sg_tables_release_orphan_slots(&prog);
+		held = bpf_map_get_next_key(prog.slots_fd, NULL, &first_slot) == 0;
+	}
+	sg_program_close(&prog);
+	return held;
+}
+
+/* Programs no link uses and no policy holds: another build's, or no guard left. */
 static void gc_unused_programs(unsigned min_age_s)
 {
 	_cleanup_free_ uint32_t *linked = NULL;
@@ -625,23 +643,14 @@ static void gc_unused_programs(unsigned min_age_s)
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		char path[PATH_MAX];
-		struct sg_program prog;
-		uint32_t first_slot;
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SG_PROGRAM_ROOT, de->d_name);
-		if (!is_old_enough(path, min_age_s) || sg_program_open(de->d_name, &prog) < 0)
-			continue;
-		if (sg_program_open_slots(&prog) < 0) {
-			sg_program_close(&prog);
-			continue;
-		}
-		sg_tables_release_orphan_slots(&prog);
-		uint32_t id = prog_id(prog.prog_fd);
-		bool in_use = bpf_map_get_next_key(prog.slots_fd, NULL, &first_slot) == 0;
+		snprintf(path, sizeof(path), "%s/%s/prog", SG_PROGRAM_ROOT, de->d_name);
+		_cleanup_close_ int fd = bpf_obj_get(path);
+		uint32_t id = fd >= 0 ? prog_id(fd) : 0;
+		bool in_use = !is_old_enough(path, min_age_s) || holds_policies(de->d_name);
 		for (size_t i = 0; i < n_linked && !in_use; i++)
 			in_use = linked[i] == id;
-		sg_program_close(&prog);
 		if (!in_use)
 			sg_program_unpin(de->d_name);
 	}
