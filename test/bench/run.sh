@@ -113,6 +113,7 @@ log "compiling the helpers into $BIN"
 CFLAGS="-O2 -Wall -Wextra -Werror"
 cc $CFLAGS -o "$BIN/access_bench" "$HERE/access_bench.c" || die "cannot build access_bench"
 cc $CFLAGS -o "$BIN/spawn_time" "$HERE/spawn_time.c" || die "cannot build spawn_time"
+cc $CFLAGS -o "$BIN/bpf_stats" "$HERE/bpf_stats.c" || die "cannot build bpf_stats"
 cc $CFLAGS -shared -fPIC -o "$BIN/bpf_timing.so" "$HERE/bpf_timing.c" -ldl ||
 	die "cannot build bpf_timing.so"
 clang -O2 -g -target bpf -I"/usr/include/$(cc -print-multiarch)" \
@@ -194,6 +195,29 @@ log "1. per-access: write in a new netns, $ROUNDS rounds x $ITERS ops x 5 varian
 "$BIN/access_bench" --op write --iters "$ITERS" --rounds "$ROUNDS" --cpu "$CPU" \
 	none="$CG_NONE" trivial="$CG_TRIV" g1="$CG_G1W" g100="$CG_G100" g10k="$CG_G10K" \
 	>"$WORK/raw/access_write.txt" || die "access_bench write failed"
+
+log "1. program run time per access, from the kernel's BPF run-time statistics"
+# prog_cost OP LABEL CGROUP: ns per program run over ITERS accesses (deltas of run_time_ns)
+cat >"$WORK/prog_cost.sh" <<'SH'
+snap() { bpftool -j prog show | python3 -c 'import json,sys
+for p in json.load(sys.stdin):
+    if p.get("type") == "cgroup_sysctl": print(p["id"], p.get("run_cnt", 0), p.get("run_time_ns", 0))'; }
+while read -r op label cg; do
+	snap >"$WORK/s0"
+	"$BIN/access_bench" --op "$op" --iters "$ITERS" --rounds 1 --cpu "$CPU" x="$cg" >/dev/null || exit 1
+	snap >"$WORK/s1"
+	python3 -c 'import sys
+a = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1])}
+for l in open(sys.argv[2]):
+    i, c, t = l.split(); c0, t0 = a.get(i, ["0", "0"]); dc = int(c) - int(c0)
+    if dc * 2 > int(sys.argv[3]): print(sys.argv[4], sys.argv[5], (int(t) - int(t0)) / dc)' \
+		"$WORK/s0" "$WORK/s1" "$ITERS" "$op" "$label"
+done
+SH
+printf '%s\n' "read trivial $CG_TRIV" "read g1 $CG_G1R" "read g100 $CG_G100" "read g10k $CG_G10K" \
+	"write trivial $CG_TRIV" "write g1 $CG_G1W" "write g100 $CG_G100" "write g10k $CG_G10K" |
+	WORK=$WORK BIN=$BIN ITERS=$ITERS CPU=$CPU "$BIN/bpf_stats" bash "$WORK/prog_cost.sh" \
+		>"$WORK/raw/prog_cost.txt" || log "   (no run-time statistics: BPF_ENABLE_STATS refused)"
 
 # ---------------------------------------------------------------------------
 log "3. kernel memory: the node's program, each policy's tables, each guard"

@@ -151,6 +151,12 @@ def report(raw):
                         f"{max(rg):.3f} worst", max(rg) <= 1.10))
         targets.append((f"per-access {op}: 10k rules within 5% of 1 rule", f"{r10:.3f}",
                         abs(r10 - 1) <= 0.05))
+    cost = {(l[0], l[1]): float(l[2]) for l in lines(R("prog_cost.txt")) if len(l) == 3}
+    for op in ("read", "write"):
+        if (op, "trivial") in cost:
+            p(f"   program run time per {op} (kernel run-time stats, ns): trivial {cost[(op, 'trivial')]:.0f},"
+              f" guard 1/100/10k rules " + "/".join(f"{cost.get((op, g), float('nan')):.0f}"
+                                                   for g in ("g1", "g100", "g10k")))
     try:
         inherited = int(open(R("inherited.txt")).read().strip() or 0)
     except (FileNotFoundError, ValueError):
