@@ -241,10 +241,11 @@ static void print_guard_json(const char *entry, const struct sg_guard_status *st
 	sg_json_write_string(stdout, st->meta.container_id);
 	printf(", \"policy\": ");
 	sg_json_write_string(stdout, st->meta.description);
-	printf(", \"policy_hash\": \"%s\", \"mode\": \"%s\", \"attached_at\": %llu, "
-	       "\"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
-	       st->meta.policy_key, mode_text(&st->meta), (unsigned long long)st->meta.attached_at,
-	       st->link_alive ? "true" : "false", st->meta.rewrite_works ? "true" : "false");
+	printf(", \"policy_hash\": \"%s\", \"program\": \"%s\", \"mode\": \"%s\", "
+	       "\"attached_at\": %llu, \"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
+	       st->meta.policy_key, st->meta.program_key, mode_text(&st->meta),
+	       (unsigned long long)st->meta.attached_at, st->link_alive ? "true" : "false",
+	       st->meta.rewrite_works ? "true" : "false");
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
 		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
 		       (unsigned long long)totals[v]);

@@ -240,10 +240,12 @@ static int load(const struct sg_program_config *features, struct sysctl_guard **
 	if (r == 0)
 		r = sysctl_guard__load(skel);
 	if (r < 0)
-		return sg_system_error(err, -r,
-				       "the kernel refused the BPF program (%s); does it support "
-				       "BPF_PROG_TYPE_CGROUP_SYSCTL (Linux 5.8+)?%s%s",
-				       strerror(-r), libbpf_log_len ? "\n" : "", libbpf_log_tail());
+		return sg_system_error(
+		    err, -r,
+		    "the kernel refused the BPF program (%s): sysctl-guard needs "
+		    "Linux 5.12 or later with CONFIG_CGROUP_BPF (cgroup sysctl "
+		    "programs, inner maps of their own size, atomic exchange)%s%s",
+		    strerror(-r), libbpf_log_len ? "\n" : "", libbpf_log_tail());
 	report_verifier_stats(skel);
 	uint64_t secret[2];
 	uint32_t zero = 0;

@@ -223,9 +223,10 @@ printf '%s\n' "read trivial $CG_TRIV" "read g1 $CG_G1R" "read g100 $CG_G100" "re
 log "3. kernel memory: the node's program, each policy's tables, each guard"
 gdir() { echo "$PINS/$(cgid "$1")"; }
 mem() { python3 "$HERE/summarize.py" memory "$@"; }
-NODE=$(ls -d "$PINS"/programs/*/ | head -1)
-NODE=${NODE%/}
-[ -e "$NODE/prog" ] || die "no program pinned under $PINS/programs"
+# the program the guards of this run use (another build's may be pinned too)
+NODE=$PINS/programs/$("$SG" status --cgroup "$CG_G100" --json 2>/dev/null |
+	grep -o '"program": "[^"]*"' | cut -d'"' -f4)
+[ -e "$NODE/prog" ] || die "no program pinned at $NODE"
 mem "$NODE" >"$WORK/raw/mem_node.json" || die "cannot read the node program's memory"
 # the program's verification, from the first attach of this run if it loaded the program
 grep -h '^verified_insns' "$WORK/attach.err" 2>/dev/null | head -1 >"$WORK/raw/verifier.txt"
@@ -358,10 +359,11 @@ done
 [ -x "$BUILD/test/bench/compile_bench" ] &&
 	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
 
-log "2. runc run of busybox true: $ROUNDS rounds of none/fast/100new/100use, 10k once"
+RUNC_ROUNDS=$((ROUNDS * 2)) # a container start is noisy: more rounds than the rest
+log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/fast/100new/100use, 10k once"
 RVARIANTS=(none fast 100new 100use 10k)
 runc_done10k=0
-for ((r = 0; r < ROUNDS; r++)); do
+for ((r = 0; r < RUNC_ROUNDS; r++)); do
 	for ((k = 0; k < ${#RVARIANTS[@]}; k++)); do
 		v=${RVARIANTS[$(((k + r) % ${#RVARIANTS[@]}))]}
 		if [ "$v" = 10k ]; then

@@ -220,8 +220,10 @@ def report(raw):
     try:
         ver = open(R("verifier.txt")).read().split()
         h = open(R("hashes.txt")).read().split()
-        p(f"   the node's program ({ver[3]} instructions) is verified once per boot: {ver[1]} instructions"
-          f" processed; in-use policy hash {'equals' if len(h) == 2 and h[0] == h[1] else 'DIFFERS from'}"
+        what = (f"{ver[1]} instructions processed" if ver[1] != "?"
+                else "it was loaded before this run")
+        p(f"   the node's program ({ver[3]} instructions) is verified once per boot: {what};"
+          f" in-use policy hash {'equals' if len(h) == 2 and h[0] == h[1] else 'DIFFERS from'}"
           f" the companion's")
     except (FileNotFoundError, IndexError):
         pass
