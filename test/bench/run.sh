@@ -260,6 +260,8 @@ bundle h-100new none b100new
 bundle h-100use none b100
 bundle h-10k none b10knew
 bundle r-none none ""
+# the floor of any hook: /bin/true at createRuntime and poststop
+make_bundle "$WORK/r-truehook" "$WORK/rootfs" "$(command -v true)" createRuntime '{}' '["true"]' >/dev/null
 bundle r-fast createRuntime ""
 bundle r-100new createRuntime b100new
 bundle r-100use createRuntime b100
@@ -360,8 +362,8 @@ done
 	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
 
 RUNC_ROUNDS=$((ROUNDS * 2)) # a container start is noisy: more rounds than the rest
-log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/fast/100new/100use, 10k once"
-RVARIANTS=(none fast 100new 100use 10k)
+log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use, 10k once"
+RVARIANTS=(none truehook fast 100new 100use 10k)
 runc_done10k=0
 for ((r = 0; r < RUNC_ROUNDS; r++)); do
 	for ((k = 0; k < ${#RVARIANTS[@]}; k++)); do

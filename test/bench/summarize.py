@@ -238,16 +238,18 @@ def report(raw):
     runc = lines(R("runc.txt"))
     rd = by_round(runc, 1, 2, 0)
     p("")
-    p("   runc run busybox `true`                 median ms     n   x no hook")
-    rl = {"none": "no hook", "fast": "hook, no policy", "100new": "hook, 100 rules, new policy",
+    p("   runc run busybox `true`                 median ms     n   x no hook   x /bin/true hooks")
+    rl = {"none": "no hook", "truehook": "/bin/true as both hooks (floor)",
+          "fast": "hook, no policy", "100new": "hook, 100 rules, new policy",
           "100use": "hook, 100 rules, policy in use", "10k": "hook, 10,000 rules, new policy"}
     rr = {}
-    for k in ("none", "fast", "100new", "100use", "10k"):
+    for k in ("none", "truehook", "fast", "100new", "100use", "10k"):
         if k not in rd:
             continue
         v = list(rd[k].values())
         rr[k] = paired(rd, k, "none")
-        p(f"   {rl[k]:38s} {median(v) / 1e6:10.2f} {len(v):5d} {rr[k]:8.2f}")
+        floor = f"{paired(rd, k, 'truehook'):12.2f}" if "truehook" in rd else ""
+        p(f"   {rl[k]:38s} {median(v) / 1e6:10.2f} {len(v):5d} {rr[k]:8.2f}    {floor}")
     for k, lim, what in (("100new", 1.10, "100 rules, new policy"), ("100use", 1.05, "100 rules, in use"),
                          ("10k", 1.25, "10,000 rules")):
         if k in rr:
