@@ -58,16 +58,38 @@ expect "attach with a missing policy fails with exit 1" "1" sh -c "\"$SG\" attac
 expect "a failed attach leaves nothing attached" "0" programs_on "$CG"
 expect "attach to the root of the hierarchy needs --force" "1 0" sh -c \
 	"\"$SG\" attach --cgroup \"$CG_ROOT\" --policy \"$DENY\" >/dev/null 2>&1; echo -n \"\$? \"; bpftool cgroup show \"$CG_ROOT\" | grep -c sysctl"
-# One program per policy: a second cgroup with the same policy shares it,
-# and each cgroup keeps its own counters.
+# One program per node: cgroups share it, whatever their policies, and each
+# cgroup keeps its own counters.
 new_cgroup SHA
 new_cgroup SHB
-attach "$SHA" "$DENY" && attach "$SHB" "$DENY" || finish
+new_cgroup SHC
+attach "$SHA" "$DENY" && attach "$SHB" "$DENY" && attach "$SHC" "$ALLOW" || finish
 prog_of() { bpftool cgroup show "$1" | awk '/sysctl/ { print $1 }'; }
 expect "two cgroups with one policy share one program" "$(prog_of "$SHA")" prog_of "$SHB"
+expect "a cgroup with another policy shares it too" "$(prog_of "$SHA")" prog_of "$SHC"
 io "$SHA" --uts write kernel/domainname x >/dev/null
 io "$SHA" --uts write kernel/domainname y >/dev/null
 denies() { "$SG" status --cgroup "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["counters"]["deny"])'; }
 expect "the first cgroup counted its two denials" "2" denies "$SHA"
 expect "the second cgroup counted none" "0" denies "$SHB"
+expect "and each enforces its own policy" "EPERM ok" sh -c \
+	"echo \$(\"$SG_IO\" --cgroup \"$SHB\" --uts write kernel/domainname x; \"$SG_IO\" --cgroup \"$SHC\" --uts write kernel/domainname x)"
+
+# A policy no guard uses any more is freed by gc, and its slot with it.
+UNUSED=$(policy unused "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_lifecycle_$$\", \"access\": \"none\" }] }")
+new_cgroup ONCE
+attach "$ONCE" "$UNUSED" || finish
+KEY=$("$SG" status --cgroup "$ONCE" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])')
+PROGRAM=$("$SG" status --cgroup "$ONCE" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])')
+slots_held_by_key() {
+	bpftool -j map dump pinned "/sys/fs/bpf/sysctl-guard/programs/$PROGRAM/slots" | python3 -c '
+import json, sys
+held = [e for e in json.load(sys.stdin) if bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode() == sys.argv[1]]
+print(len(held))' "$KEY"
+}
+expect "the policy holds one slot" "1" slots_held_by_key
+"$SG" detach --cgroup "$ONCE" >/dev/null
+"$SG" gc --min-age 0 >/dev/null 2>&1
+expect "gc freed the unused policy's tables" "no" sh -c "[ -e /sys/fs/bpf/sysctl-guard/policies/$KEY ] && echo yes || echo no"
+expect "and its slot" "0" slots_held_by_key
 finish
