@@ -19,77 +19,32 @@ const volatile struct sg_program_config program_config = {};
 /*
  * A policy's tables are maps of their own, sized to it; these outer maps
  * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
- * each policy's may have its own size; the large ones are BPF_F_MMAPABLE, so
- * the loader fills them with a copy instead of an update per element.
+ * each policy's may have its own size (hash maps may anyway); the large ones
+ * are BPF_F_MMAPABLE, so the loader fills them with a copy instead of an
+ * update per element. The counters are a plain array added to atomically:
+ * per-CPU arrays cannot vary in size as inner maps.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, SG_MAX_POLICIES);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_HASH);
-		    __uint(max_entries, 1);
-		    __type(key, struct sg_exact_key);
-		    __type(value, __u32);
-	    });
-} policy_exact SEC(".maps");
+#define SG_OUTER_MAP(name, inner_type, inner_flags, inner_key, inner_value)                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, SG_MAX_POLICIES);                                              \
+		__type(key, __u32);                                                                \
+		__array(                                                                           \
+		    values, struct {                                                               \
+			    __uint(type, inner_type);                                              \
+			    __uint(map_flags, inner_flags);                                        \
+			    __uint(max_entries, 1);                                                \
+			    __type(key, inner_key);                                                \
+			    __type(value, inner_value);                                            \
+		    });                                                                            \
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, SG_MAX_POLICIES);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-		    __uint(max_entries, 1);
-		    __type(key, __u32);
-		    __type(value, __u32);
-	    });
-} policy_dfa SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, SG_MAX_POLICIES);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-		    __uint(max_entries, 1);
-		    __type(key, __u32);
-		    __type(value, struct sg_rule_entry);
-	    });
-} policy_rules SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, SG_MAX_POLICIES);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_HASH);
-		    __uint(max_entries, 1);
-		    __type(key, struct sg_value_hash_key);
-		    __type(value, __u8);
-	    });
-} policy_values SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, SG_MAX_POLICIES);
-	__type(key, __u32);
-	/* Shared by CPUs, added to atomically: only plain arrays may vary in size as inner maps. */
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(map_flags, BPF_F_INNER_MAP);
-		    __uint(max_entries, 1);
-		    __type(key, __u32);
-		    __type(value, __u64);
-	    });
-} policy_counters SEC(".maps");
+SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
+SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32, __u32);
+SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
+	     struct sg_rule_entry);
+SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_HASH, 0, struct sg_value_hash_key, __u8);
+SG_OUTER_MAP(policy_counters, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP, __u32, __u64);
 
 /* The key policies are named under on this node (userspace only: tables.c). */
 struct {
