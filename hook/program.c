@@ -119,7 +119,7 @@ int sg_events_open(struct sg_err *err)
 	int fd = bpf_obj_get(SG_EVENTS_PIN);
 	if (fd >= 0)
 		return fd;
-	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sg_events", 0, 0, SG_EVENTS_BYTES, NULL);
+	fd = sg_map_create(BPF_MAP_TYPE_RINGBUF, "sg_events", 0, 0, SG_EVENTS_BYTES, 0);
 	if (fd < 0)
 		return sg_system_error(err, errno, "cannot create the events ring buffer: %s",
 				       strerror(errno));

@@ -82,8 +82,10 @@ static uint32_t counter_rows(const struct sg_compiled *c)
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
-/* Each map as the program's outer maps (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c) expect: same types,
- * sizes and flags. */
+/*
+ * Each map as the program's outer maps expect their inner maps (SG_OUTER_MAP
+ * in bpf/sysctl_guard.bpf.c): the same type, key and value sizes, and flags.
+ */
 static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 {
 	const struct {
