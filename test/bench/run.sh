@@ -261,7 +261,7 @@ bundle h-100use none b100
 bundle h-10k none b10knew
 bundle r-none none ""
 # the floor of any hook: /bin/true at createRuntime and poststop
-make_bundle "$WORK/r-truehook" "$WORK/rootfs" "$(command -v true)" createRuntime '{}' '["true"]' >/dev/null
+make_bundle "$WORK/r-truehook" "$WORK/rootfs" "$(type -P true)" createRuntime '{}' '["true"]' >/dev/null
 bundle r-fast createRuntime ""
 bundle r-100new createRuntime b100new
 bundle r-100use createRuntime b100
