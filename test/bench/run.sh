@@ -285,11 +285,25 @@ for v in fast 100new 100use 10k; do state "$WORK/state-$v.json" bench-hook "$TAR
 state "$WORK/state-comp.json" bench-companion "$COMP_PID" "$WORK/h-100use"
 # the companion: the same 100-rule policy already in use on the node
 "$SG" hook createRuntime <"$WORK/state-comp.json" || die "the hook failed on the companion"
+# Policies no guard on the node has seen are made ahead: a python run right
+# before a timed run slowed it by milliseconds. take_fresh NAME puts the one
+# made for NAME in place (a rename); refill makes the next ones, after a
+# timed run; settle lets what ran before a timed run finish, the same for
+# every variant.
 NONCE=0
-new_profile() { # new_profile NAME RULES: a policy no guard on the node has seen
-	NONCE=$((NONCE + 1))
-	$GEN "$2" "$WORK/profiles/$1.json" --nonce "$$x$NONCE"
+refill() {
+	local name rules
+	for name in b100new:100 b10knew:$BIG; do
+		rules=${name#*:}
+		name=${name%%:*}
+		[ -e "$WORK/fresh-$name.json" ] && continue
+		NONCE=$((NONCE + 1))
+		$GEN "$rules" "$WORK/fresh-$name.json" --nonce "$$x$NONCE"
+	done
 }
+take_fresh() { mv "$WORK/fresh-$1.json" "$WORK/profiles/$1.json"; }
+settle() { sleep 0.05; }
+refill
 TARGET_ENTRY=/sys/fs/bpf/sysctl-guard/$(cgid "$CG_TARGET")
 detach_target() {
 	[ -e "$TARGET_ENTRY" ] && "$SG" detach --cgroup "$CG_TARGET" >/dev/null
@@ -299,12 +313,16 @@ detach_target() {
 hook_run() {
 	local r=$1 v=$2 out
 	case $v in
+	100new) take_fresh b100new ;;
+	10k) take_fresh b10knew ;;
+	esac
+	settle
+	case $v in
 	true) out=$("$ST" -i "$WORK/state-fast.json" true -- true) ;;
 	fast) out=$("$ST" -i "$WORK/state-fast.json" -e "$WORK/hook.err" fast -- "$SG" hook createRuntime) ;;
-	100new) new_profile b100new 100
-		out=$("$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" 100new -- "$SG" hook createRuntime) ;;
+	100new) out=$("$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" 100new -- "$SG" hook createRuntime) ;;
 	100use) out=$("$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" 100use -- "$SG" hook createRuntime) ;;
-	10k) new_profile b10knew "$BIG" # with the bpf(2) timing shim: its cost is noise at this size
+	10k) # with the bpf(2) timing shim: its cost is noise at this size
 		out=$("$ST" -i "$WORK/state-10k.json" -e "$WORK/hook.err" 10k -- env LD_PRELOAD="$BIN/bpf_timing.so" \
 			SG_BENCH_BPF_LOG="$WORK/raw/shim_10k.txt" "$SG" hook createRuntime) ;;
 	esac
@@ -315,6 +333,7 @@ hook_run() {
 	esac
 	echo "$r $out" >>"$WORK/raw/hook.txt"
 	detach_target
+	refill
 }
 log "2. hook latency: warm-up (probe cache, page cache)"
 for v in true fast 100new; do hook_run -1 "$v"; done
@@ -347,10 +366,13 @@ done
 
 log "2. breakdown: 100-rule hook runs under the bpf(2) timing shim; parse/compile proxies"
 for ((r = 0; r < ROUNDS; r++)); do
-	new_profile b100new 100
+	take_fresh b100new
+	settle
 	"$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
 		SG_BENCH_BPF_LOG="$WORK/raw/shim_100.txt" "$SG" hook createRuntime >/dev/null
 	detach_target
+	refill
+	settle
 	"$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
 		SG_BENCH_BPF_LOG="$WORK/raw/shim_100use.txt" "$SG" hook createRuntime >/dev/null
 	detach_target
@@ -372,13 +394,15 @@ for ((r = 0; r < RUNC_ROUNDS; r++)); do
 			[ "$runc_done10k" -lt 1 ] || [ "$N10K" = "$HOOK_ROUNDS" ] || continue
 			runc_done10k=$((runc_done10k + 1))
 		fi
-		[ "$v" = 100new ] && new_profile b100new 100
-		[ "$v" = 10k ] && new_profile b10knew "$BIG"
+		[ "$v" = 100new ] && take_fresh b100new
+		[ "$v" = 10k ] && take_fresh b10knew
+		settle
 		id=sgb-$$-$v-$r
 		CONTAINERS+=("$id")
 		out=$("$ST" -e "$WORK/runc.err" "$v" -- runc run --bundle "$WORK/r-$v" "$id")
 		[ "$(echo "$out" | awk '{print $4}')" = 0 ] || { tail -5 "$WORK/runc.err" >&2; die "runc run $v failed"; }
 		echo "$r $out" >>"$WORK/raw/runc.txt"
+		refill
 	done
 done
 # poststop removed every container's guard
