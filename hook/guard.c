@@ -241,93 +241,145 @@ static int get_program_and_tables(const struct sg_compiled *c, struct sg_program
 	return r;
 }
 
+/* An attach under way: its names, and what to undo if a later step fails. */
+struct attach {
+	const char *cgroup_dir;
+	uint64_t cgid;
+	char entry[32], final_dir[PATH_MAX], staging[PATH_MAX];
+	int link_fd, old_link_fd;
+	bool replacing;	  /* a guard is there already */
+	bool reused;	  /* its link stays: the same program */
+	bool had_storage; /* old_storage holds what to put back */
+	bool indexed;	  /* this attach made the container's index link */
+	struct sg_guard_storage old_storage;
+};
+
+static void attach_init(struct attach *a, const char *cgroup_dir, uint64_t cgid)
+{
+	char path[PATH_MAX];
+
+	memset(a, 0, sizeof(*a));
+	a->cgroup_dir = cgroup_dir;
+	a->cgid = cgid;
+	a->link_fd = -1;
+	sg_guard_entry_name(cgid, a->entry);
+	snprintf(a->final_dir, sizeof(a->final_dir), "%s/%s", SG_PIN_ROOT, a->entry);
+	snprintf(a->staging, sizeof(a->staging), "%s/%s%d-%s", SG_PIN_ROOT, SG_STAGING_PREFIX,
+		 (int)getpid(), a->entry);
+	snprintf(path, sizeof(path), "%s/link", a->final_dir);
+	a->old_link_fd = bpf_obj_get(path);
+	a->replacing = a->old_link_fd >= 0;
+}
+
+static void attach_close(struct attach *a)
+{
+	if (a->link_fd >= 0)
+		close(a->link_fd);
+	if (a->old_link_fd >= 0)
+		close(a->old_link_fd);
+}
+
+/* The guard's directory, aside, with its meta. */
+static int stage(struct attach *a, const struct sg_guard_meta *meta, struct sg_err *err)
+{
+	remove_pins(a->staging, true);
+	if (mkdir(a->staging, 0700) < 0)
+		return sg_system_error(err, errno, "cannot create %s: %s", a->staging,
+				       strerror(errno));
+	int r = pin_meta(a->staging, meta);
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot pin the guard's data in %s: %s", a->staging,
+				       strerror(-r));
+	return 0;
+}
+
+/*
+ * The cgroup runs the program with the policy in its storage. A new link
+ * joins an old one before the old one goes: every program on a cgroup runs
+ * and any denial wins, so the cgroup is never unguarded.
+ */
+static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
+		   const struct sg_tables *tables, const struct sg_guard_options *o,
+		   struct sg_err *err)
+{
+	a->link_fd = make_link(prog, cg_fd, a->old_link_fd, &a->reused);
+	if (a->link_fd < 0)
+		return sg_system_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
+				       a->cgroup_dir, strerror(-a->link_fd));
+	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
+	int r = set_storage(prog, a->cgid, tables, o);
+	if (r == 0 && o->container_id)
+		r = index_container(o->container_id, a->entry, &a->indexed);
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot put the guard of %s in place: %s",
+				       a->cgroup_dir, strerror(-r));
+	return 0;
+}
+
+/* The staged directory, with the link, takes the guard's name: the guard is complete. */
+static int commit(struct attach *a, struct sg_err *err)
+{
+	char path[PATH_MAX];
+	int r = sg_injected_fault("pin");
+
+	snprintf(path, sizeof(path), "%s/link", a->staging);
+	if (r == 0 && bpf_obj_pin(a->link_fd, path) < 0)
+		r = -errno;
+	if (r == 0)
+		r = sg_injected_fault("rename");
+	if (r == 0 &&
+	    (a->replacing ? renameat2(AT_FDCWD, a->staging, AT_FDCWD, a->final_dir, RENAME_EXCHANGE)
+			  : rename(a->staging, a->final_dir)) < 0)
+		r = -errno;
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot put the guard of %s in place: %s",
+				       a->cgroup_dir, strerror(-r));
+	return 0;
+}
+
+/* After a failed step: only a link made here is detached; a kept one gets its policy back. */
+static void undo(struct attach *a, const struct sg_program *prog, const struct sg_guard_options *o)
+{
+	if (a->link_fd >= 0 && !a->reused)
+		bpf_link_detach(a->link_fd);
+	else if (a->had_storage)
+		put_storage(prog, a->cgid, &a->old_storage);
+	if (a->indexed)
+		unindex_container(o->container_id, a->entry);
+	remove_pins(a->staging, false);
+}
+
 int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
 {
-	struct sg_program prog = {.prog_fd = -1, .guard_fd = -1, .slots_fd = -1};
+	__attribute__((cleanup(sg_program_close))) struct sg_program prog;
+	__attribute__((cleanup(attach_close))) struct attach a = {.link_fd = -1, .old_link_fd = -1};
+	_cleanup_close_ int cg_fd = -1, lock_fd = -1;
 	struct sg_tables tables;
-	_cleanup_close_ int cg_fd = -1, link_fd = -1, old_link_fd = -1, lock_fd = -1;
-	char entry[32], final_dir[PATH_MAX], staging[PATH_MAX], path[PATH_MAX];
 	uint64_t cgid;
-	bool reused = false;
-	int r;
 
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		prog.outer_fds[i] = -1;
-	r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
+	sg_program_init(&prog);
+	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
 		r = get_program_and_tables(c, &prog, &tables, &lock_fd, err);
 	if (r < 0)
-		goto out;
+		return r;
 	fill_meta(meta, c, cgid, &tables, options);
+	attach_init(&a, cgroup_dir, cgid);
 
-	sg_guard_entry_name(cgid, entry);
-	snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_PIN_ROOT, entry);
-	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_PIN_ROOT, SG_STAGING_PREFIX,
-		 (int)getpid(), entry);
-	snprintf(path, sizeof(path), "%s/link", final_dir);
-	old_link_fd = bpf_obj_get(path);
-	bool replacing = old_link_fd >= 0;
-
-	remove_pins(staging, true);
-	if (mkdir(staging, 0700) < 0) {
-		r = sg_system_error(err, errno, "cannot create %s: %s", staging, strerror(errno));
-		goto out;
-	}
-	r = pin_meta(staging, meta);
+	r = stage(&a, meta, err);
+	if (r == 0)
+		r = enforce(&a, &prog, cg_fd, &tables, options, err);
+	if (r == 0)
+		r = commit(&a, err);
 	if (r < 0) {
-		remove_pins(staging, false);
-		r = sg_system_error(err, -r, "cannot pin the guard's data in %s: %s", staging,
-				    strerror(-r));
-		goto out;
+		undo(&a, &prog, options);
+		return r;
 	}
-	/*
-	 * A new link joins the old one before the old one goes: every program
-	 * on a cgroup runs and any denial wins, so the cgroup is never unguarded.
-	 */
-	link_fd = make_link(&prog, cg_fd, old_link_fd, &reused);
-	if (link_fd < 0) {
-		remove_pins(staging, false);
-		r = sg_system_error(err, -link_fd, "cannot attach to cgroup %s: %s", cgroup_dir,
-				    strerror(-link_fd));
-		goto out;
-	}
-	struct sg_guard_storage old_storage;
-	bool had_storage = reused && get_storage(&prog, cgid, &old_storage) == 0;
-	r = set_storage(&prog, cgid, &tables, options);
-	bool indexed = false;
-	if (r == 0 && options->container_id)
-		r = index_container(options->container_id, entry, &indexed);
-	snprintf(path, sizeof(path), "%s/link", staging);
-	if (r == 0 && sg_injected_fault("pin"))
-		r = -EIO;
-	if (r == 0 && bpf_obj_pin(link_fd, path) < 0)
-		r = -errno;
-	if (r == 0 && sg_injected_fault("rename"))
-		r = -EIO;
-	if (r == 0 &&
-	    (replacing ? renameat2(AT_FDCWD, staging, AT_FDCWD, final_dir, RENAME_EXCHANGE)
-		       : rename(staging, final_dir)) < 0)
-		r = -errno;
-	if (r < 0) {
-		/* Only a link made here is ours to detach; a kept one gets its policy back. */
-		if (!reused)
-			bpf_link_detach(link_fd);
-		else if (had_storage)
-			put_storage(&prog, cgid, &old_storage);
-		if (indexed)
-			unindex_container(options->container_id, entry);
-		remove_pins(staging, false);
-		r = sg_system_error(err, -r, "cannot put the guard of %s in place: %s", cgroup_dir,
-				    strerror(-r));
-		goto out;
-	}
-	if (replacing)
-		remove_pins(staging, !reused); /* the old guard, now in staging */
-out:
-	sg_program_close(&prog);
-	return r;
+	if (a.replacing)
+		remove_pins(a.staging, !a.reused); /* the old guard, now in staging */
+	return 0;
 }
 
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)

@@ -325,7 +325,7 @@ int sg_program_open_map(const char *key, const char *name)
 	return bpf_obj_get(path);
 }
 
-static void program_init(struct sg_program *p)
+void sg_program_init(struct sg_program *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->prog_fd = p->guard_fd = p->slots_fd = -1;
@@ -338,7 +338,7 @@ int sg_program_open(const char *key, struct sg_program *p)
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info), zero = 0;
 
-	program_init(p);
+	sg_program_init(p);
 	snprintf(p->key, sizeof(p->key), "%s", key);
 	p->prog_fd = sg_program_open_map(key, "prog");
 	p->guard_fd = sg_program_open_map(key, "guard");

@@ -60,6 +60,9 @@ struct sg_program {
 	bool loaded; /* this call loaded it (not found pinned) */
 };
 
+/* No descriptors open: what sg_program_close() may be called on. */
+void sg_program_init(struct sg_program *p);
+
 /* Finds the node's program, or loads and pins it. */
 int sg_program_get(struct sg_program *out, struct sg_err *err);
 
