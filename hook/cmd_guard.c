@@ -383,7 +383,7 @@ int sg_cmd_gc(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	/* A policy pinned a moment ago may be about to get its first link. */
-	unsigned long min_age = 60;
+	unsigned long min_age = SG_GC_MIN_AGE;
 	char *end;
 	int opt;
 

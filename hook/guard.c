@@ -238,7 +238,16 @@ static int get_program_and_tables(const struct sg_compiled *c, struct sg_program
 	r = sg_program_get(prog, err);
 	if (r == 0)
 		r = sg_tables_get(prog, c, tables, err);
-	return r;
+	if (r != -ENOSPC)
+		return r;
+	/* Every slot is taken: free those of policies no guard uses, and try once more. */
+	close(*lock_fd);
+	sg_guard_gc_policies(SG_GC_MIN_AGE);
+	*lock_fd = sg_pins_lock(false);
+	if (*lock_fd < 0)
+		return r;
+	memset(err, 0, sizeof(*err));
+	return sg_tables_get(prog, c, tables, err);
 }
 
 /* An attach under way: its names, and what to undo if a later step fails. */

@@ -109,4 +109,7 @@ void sg_guard_gc_index(void);
  */
 int sg_guard_gc_policies(unsigned min_age_s);
 
+/* What `gc` leaves alone by default: a policy pinned this recently may be about to get a guard. */
+#define SG_GC_MIN_AGE 60
+
 #endif
