@@ -3,8 +3,7 @@
  * The filter is a plain allowlist, so it is written out as classic BPF here:
  * building it with libseccomp (its API-level probes, rule database and code
  * generator) took about 150 us of every hook run, more than the rest of the
- * filter's life. libseccomp still turns the names into this architecture's
- * numbers.
+ * filter's life.
  */
 #include "confine.h"
 
@@ -13,11 +12,10 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-
-#include <seccomp.h>
 
 #include "util.h"
 
@@ -37,110 +35,124 @@ _Static_assert(MAX_INSNS <= 255, "filter jumps must stay within 255 instructions
 /* A search narrows down to this many numbers, then compares them one by one. */
 #define LEAF_SIZE 4
 
-static const char *const needed[] = {
+/*
+ * What loading, pinning and attaching a guard, and logging, need: numbers
+ * the compiler knows, so no run of the hook looks names up (libseccomp's
+ * lookups took about 100 us of every run). Calls that only some
+ * architectures or kernel headers have are listed where they exist.
+ */
+static const uint32_t needed[] = {
     /* bpf and bpffs */
-    "bpf",
-    "mount",
-    "mkdir",
-    "mkdirat",
-    "rename",
-    "renameat",
-    "renameat2",
-    "unlink",
-    "unlinkat",
-    "rmdir",
-    "statfs",
-    "fstatfs",
-    "name_to_handle_at",
-    "getrandom",
-    "uname",
-    "flock",
-    "symlink",
-    "symlinkat",
-    /* placing a new policy's tables (hook/tables.c): children, no exec */
-    "clone",
-    "clone3",
-    "wait4",
-    "set_robust_list",
-    "rseq",
-    "sched_yield",
-    "pipe", /* valgrind's scheduler, in those children, under the memcheck tests */
-    "pipe2",
+    __NR_bpf,
+    __NR_mount,
+    __NR_mkdirat,
+    __NR_renameat,
+    __NR_renameat2,
+    __NR_unlinkat,
+    __NR_statfs,
+    __NR_fstatfs,
+    __NR_name_to_handle_at,
+    __NR_getrandom,
+    __NR_uname,
+    __NR_flock,
+    __NR_symlinkat,
+    /* placing a new policy's tables (hook/tables.c): children and threads, no exec */
+    __NR_clone,
+    __NR_wait4,
+    __NR_set_robust_list,
+    __NR_sched_yield,
+    __NR_pipe2, /* valgrind's scheduler, in those children, under the memcheck tests */
     /* files */
-    "openat",
-    "open",
-    "close",
-    "read",
-    "pread64",
-    "write",
-    "writev",
-    "lseek",
-    "fstat",
-    "newfstatat",
-    "stat",
-    "lstat",
-    "statx",
-    "fcntl",
-    "dup",
-    "dup3",
-    "ioctl",
-    "getdents64",
-    "readlink",
-    "readlinkat",
-    "access",
-    "faccessat",
-    "faccessat2",
+    __NR_openat,
+    __NR_close,
+    __NR_read,
+    __NR_pread64,
+    __NR_write,
+    __NR_writev,
+    __NR_lseek,
+    __NR_fstat,
+    __NR_newfstatat,
+    __NR_statx,
+    __NR_fcntl,
+    __NR_dup,
+    __NR_dup3,
+    __NR_ioctl,
+    __NR_getdents64,
+    __NR_readlinkat,
+    __NR_faccessat,
     /* memory, threads, time, exit */
-    "brk",
-    "mmap",
-    "munmap",
-    "mremap",
-    "mprotect",
-    "madvise",
-    "futex",
-    "clock_gettime",
-    "gettimeofday",
-    "time",
-    "nanosleep",
-    "clock_nanosleep",
-    "getpid",
-    "gettid",
-    "getuid",
-    "geteuid",
-    "getgid",
-    "getegid",
-    "prlimit64",
-    "sched_getaffinity",
-    "rt_sigaction",
-    "rt_sigprocmask",
-    "rt_sigreturn",
-    "sigaltstack",
-    "restart_syscall",
-    "exit",
-    "exit_group",
+    __NR_brk,
+    __NR_mmap,
+    __NR_munmap,
+    __NR_mremap,
+    __NR_mprotect,
+    __NR_madvise,
+    __NR_futex,
+    __NR_clock_gettime,
+    __NR_gettimeofday,
+    __NR_nanosleep,
+    __NR_clock_nanosleep,
+    __NR_getpid,
+    __NR_gettid,
+    __NR_getuid,
+    __NR_geteuid,
+    __NR_getgid,
+    __NR_getegid,
+    __NR_prlimit64,
+    __NR_sched_getaffinity,
+    __NR_rt_sigaction,
+    __NR_rt_sigprocmask,
+    __NR_rt_sigreturn,
+    __NR_sigaltstack,
+    __NR_restart_syscall,
+    __NR_exit,
+    __NR_exit_group,
     /* syslog over /dev/log */
-    "socket",
-    "connect",
-    "sendto",
-    "sendmsg",
+    __NR_socket,
+    __NR_connect,
+    __NR_sendto,
+    __NR_sendmsg,
+#ifdef __NR_clone3
+    __NR_clone3,
+#endif
+#ifdef __NR_rseq
+    __NR_rseq,
+#endif
+#ifdef __NR_faccessat2
+    __NR_faccessat2,
+#endif
+#ifdef __x86_64__
+    /* the calls x86-64 keeps beside their *at forms */
+    __NR_mkdir,
+    __NR_rename,
+    __NR_unlink,
+    __NR_rmdir,
+    __NR_symlink,
+    __NR_open,
+    __NR_stat,
+    __NR_lstat,
+    __NR_readlink,
+    __NR_access,
+    __NR_time,
+    __NR_pipe,
+#endif
 };
 
 #ifdef __SANITIZE_ADDRESS__
 /* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
-static const char *const sanitizer_needs[] = {
-    "clone",   "clone3", "ptrace", "wait4", "waitid",	       "prctl", "sched_yield",
-    "getppid", "kill",	 "tgkill", "pipe2", "set_robust_list", "rseq",	"getdents",
+static const uint32_t sanitizer_needs[] = {
+    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_getppid, __NR_kill, __NR_tgkill,
+#ifdef __x86_64__
+    __NR_getdents,
+#endif
 };
 #endif
 
-/* Adds the numbers of @names on this architecture to @nrs; names it lacks are skipped. */
-static void resolve_all(const char *const *names, size_t n, uint32_t *nrs, size_t *n_nrs)
+/* Adds @n numbers to @nrs. */
+static void add_all(const uint32_t *list, size_t n, uint32_t *nrs, size_t *n_nrs)
 {
-	for (size_t i = 0; i < n && *n_nrs < MAX_ALLOWED; i++) {
-		int nr = seccomp_syscall_resolve_name(names[i]);
-		if (nr >= 0)
-			nrs[(*n_nrs)++] = (uint32_t)nr;
-	}
+	for (size_t i = 0; i < n && *n_nrs < MAX_ALLOWED; i++)
+		nrs[(*n_nrs)++] = list[i];
 }
 
 static int cmp_nr(const void *a, const void *b)
@@ -226,9 +238,9 @@ int sg_confine(struct sg_err *err)
 	struct sock_filter insns[MAX_INSNS];
 	size_t n_nrs = 0;
 
-	resolve_all(needed, SG_ARRAY_SIZE(needed), nrs, &n_nrs);
+	add_all(needed, SG_ARRAY_SIZE(needed), nrs, &n_nrs);
 #ifdef __SANITIZE_ADDRESS__
-	resolve_all(sanitizer_needs, SG_ARRAY_SIZE(sanitizer_needs), nrs, &n_nrs);
+	add_all(sanitizer_needs, SG_ARRAY_SIZE(sanitizer_needs), nrs, &n_nrs);
 #endif
 	struct sock_fprog prog = {
 	    .len = (unsigned short)build_filter(nrs, n_nrs, insns),
