@@ -280,11 +280,14 @@ SG_SUBPROG int sg_pad_to_written(struct sg_scratch *s)
  * field (s->fields holds the clamped values, *n_fields their count), or the
  * violation.
  */
-static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule_entry *rule,
-				      __u32 *n_fields)
+SG_SUBPROG __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule_entry *rule,
+				__u32 *n_fields)
 {
 	__u32 off = 0, f, i, clamped = 0;
 	long v;
+
+	if (!s || !rule || !n_fields)
+		return SG_REASON_NOT_INTEGERS;
 
 	for (f = 0; f < SG_FIELDS_MAX; f++) {
 		long ret = sg_env_strtol(s->cur + (off & (SG_VALUE_MAX - 1)), SG_VALUE_MAX, &v);
@@ -331,14 +334,19 @@ static SG_INLINE __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule
 }
 
 /* Copies the rule's rewrite value into s->cur. */
-static SG_INLINE void sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_entry *rule)
+SG_SUBPROG int sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_entry *rule)
 {
-	__u32 i, len = rule->rewrite_len;
+	__u32 i, len;
+
+	if (!s || !rule)
+		return -1;
+	len = rule->rewrite_len;
 
 	for (i = 0; i < SG_VALUE_MAX - 1 && i < len; i++)
 		s->cur[i] = rule->rewrite[i];
 	s->cur[len & (SG_VALUE_MAX - 1)] = '\0';
 	s->cur_len = len;
+	return 0;
 }
 
 /*

@@ -339,7 +339,8 @@ static int wait_placed(const struct sg_program *prog, uint32_t slot, pid_t child
 			return WIFEXITED(status) && WEXITSTATUS(status) ? -WEXITSTATUS(status)
 									: -EIO;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec > 5)
+		if (now.tv_sec - start.tv_sec >
+		    20) /* a node too busy to run the child for that long */
 			return -ETIMEDOUT;
 		/* The update shows within microseconds of the child's call: let it run. */
 		sched_yield();
