@@ -3,8 +3,9 @@
  * The node's loaded program. Loading means verification, by far the most
  * expensive step of an attach, so one program serves every guarded cgroup
  * whatever its policy: it is loaded once per build of sysctl-guard and boot,
- * and pinned under SG_PROGRAM_ROOT/<key>/, the key a hash of the BPF object
- * and the kernel features it was verified for:
+ * and pinned under SG_PROGRAM_ROOT/<key>/, the key the BPF object's digest
+ * and the event format (kernel features are probed at load, and bpffs pins
+ * do not outlive a boot):
  *
  *   prog      the program
  *   guard     cgroup local storage: struct sg_guard_storage per guarded cgroup
