@@ -59,7 +59,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SG_MAX_POLICIES);
 	__type(key, __u32);
-	__type(value, char[24]);
+	__type(value, char[SG_KEY_LEN]);
 } slots SEC(".maps");
 
 /* The tables of the policy deciding this access, and the access. */

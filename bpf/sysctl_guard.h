@@ -142,6 +142,7 @@ struct sg_config {
  * swaps its storage in one step.
  */
 #define SG_MAX_POLICIES 2048 /* slots; slot 0 means "no policy yet" and denies */
+#define SG_KEY_LEN	24   /* a policy's key as text, with its NUL: the slots map's values */
 
 struct sg_guard_storage {
 	__u64 cgroup_id; /* the guarded cgroup, for events */

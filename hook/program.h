@@ -28,14 +28,13 @@
 
 #include <linux/bpf.h>
 
+#include "../bpf/sysctl_guard.h"
 #include "err.h"
 
 #define SG_PIN_ROOT	  "/sys/fs/bpf/sysctl-guard"
 #define SG_PROGRAM_ROOT	  SG_PIN_ROOT "/programs"
 #define SG_POLICY_ROOT	  SG_PIN_ROOT "/policies"
 #define SG_CONTAINER_ROOT SG_PIN_ROOT "/containers"
-#define SG_KEY_LEN	  24
-#define SG_POLICY_KEY_LEN SG_KEY_LEN
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
 
 /* The outer maps: for each, slot -> the policy's own map. */

@@ -112,7 +112,11 @@ for i in $(seq 1 100); do
 	HOOKS+=($!)
 done
 failed=0
-for pid in "${HOOKS[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+for i in "${!HOOKS[@]}"; do
+	wait "${HOOKS[$i]}" && continue
+	failed=$((failed + 1))
+	echo "hook $((i + 1)) failed: $(cat "$TMPDIR_TEST/out-$((i + 1))")" >&2
+done
 expect "100 concurrent hooks all succeed" "0" echo "$failed"
 bad=0
 for i in $(seq 1 100); do
