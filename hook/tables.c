@@ -322,29 +322,40 @@ static void place_in_child(struct placement *p, size_t n)
 	_exit(0);
 }
 
+static bool all_placed(const struct sg_program *prog, uint32_t slot)
+{
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		if (!is_placed(prog, i, slot))
+			return false;
+	return true;
+}
+
 /* Waits until every table is placed, or the child reports why it could not place one. */
 static int wait_placed(const struct sg_program *prog, uint32_t slot, pid_t child)
 {
 	struct timespec start, now;
+	int status;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		size_t placed = 0;
-		int status;
-		for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-			placed += is_placed(prog, i, slot);
-		if (placed == SG_TABLE_COUNT)
-			return 0;
-		if (waitpid(child, &status, WNOHANG) == child)
-			return WIFEXITED(status) && WEXITSTATUS(status) ? -WEXITSTATUS(status)
-									: -EIO;
+	while (!all_placed(prog, slot)) {
+		if (waitpid(child, &status, WNOHANG) == child) {
+			if (WIFEXITED(status) && WEXITSTATUS(status))
+				return -WEXITSTATUS(status);
+			/*
+			 * The child may have made its last update, waited out the
+			 * grace period and exited since the look above (a busy
+			 * node): what it placed is there now.
+			 */
+			return WIFEXITED(status) && all_placed(prog, slot) ? 0 : -EIO;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec >
-		    20) /* a node too busy to run the child for that long */
+		/* A node too busy to run the child for this long: give up. */
+		if (now.tv_sec - start.tv_sec > 20)
 			return -ETIMEDOUT;
 		/* The update shows within microseconds of the child's call: let it run. */
 		sched_yield();
 	}
+	return 0;
 }
 
 /*
