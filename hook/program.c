@@ -135,12 +135,7 @@ int sg_events_open(struct sg_err *err)
 	return fd;
 }
 
-const char *const sg_table_names[SG_TABLE_COUNT] = {"exact", "dfa", "rules", "values", "counters"};
-
-/* What is pinned per program, besides "prog". */
-static const char *const program_maps[] = {
-    "guard", "totals", "seen", "slots", "secret", "exact", "dfa", "rules", "values", "counters",
-};
+const char *const sg_table_names[SG_TABLE_COUNT] = {SG_TABLE_NAMES};
 
 int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, uint32_t value_size,
 		  uint32_t max_entries, uint32_t flags)
@@ -284,23 +279,23 @@ int sg_program_unpin(const char *key)
 	return sg_unpin_dir(dir);
 }
 
-static struct bpf_map *skel_map(struct sysctl_guard *skel, const char *pin_name)
-{
-	struct bpf_map *maps[] = {
-	    skel->maps.guard,		skel->maps.totals,	 skel->maps.seen,
-	    skel->maps.slots,		skel->maps.secret,	 skel->maps.policy_exact,
-	    skel->maps.policy_dfa,	skel->maps.policy_rules, skel->maps.policy_values,
-	    skel->maps.policy_counters,
-	};
-	_Static_assert(SG_ARRAY_SIZE(maps) == SG_ARRAY_SIZE(program_maps), "one map per pin");
-	for (size_t i = 0; i < SG_ARRAY_SIZE(maps); i++)
-		if (strcmp(program_maps[i], pin_name) == 0)
-			return maps[i];
-	return NULL;
-}
-
 static int pin_all(struct sysctl_guard *skel, const char *dir)
 {
+	const struct {
+		const char *name;
+		struct bpf_map *map;
+	} pins[] = {
+	    {"guard", skel->maps.guard},
+	    {"totals", skel->maps.totals},
+	    {"seen", skel->maps.seen},
+	    {"slots", skel->maps.slots},
+	    {"secret", skel->maps.secret},
+	    {sg_table_names[SG_TABLE_EXACT], skel->maps.policy_exact},
+	    {sg_table_names[SG_TABLE_DFA], skel->maps.policy_dfa},
+	    {sg_table_names[SG_TABLE_RULES], skel->maps.policy_rules},
+	    {sg_table_names[SG_TABLE_VALUES], skel->maps.policy_values},
+	    {sg_table_names[SG_TABLE_COUNTERS], skel->maps.policy_counters},
+	};
 	char path[PATH_MAX];
 
 	if (mkdir(dir, 0700) < 0)
@@ -310,9 +305,9 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 		return -EIO;
 	if (bpf_program__pin(skel->progs.sysctl_guard, path) < 0)
 		return -errno;
-	for (size_t i = 0; i < SG_ARRAY_SIZE(program_maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, program_maps[i]);
-		if (bpf_map__pin(skel_map(skel, program_maps[i]), path) < 0)
+	for (size_t i = 0; i < SG_ARRAY_SIZE(pins); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pins[i].name);
+		if (bpf_map__pin(pins[i].map, path) < 0)
 			return -errno;
 	}
 	return 0;
@@ -398,7 +393,6 @@ int sg_program_get(struct sg_program *out, struct sg_err *err)
 	}
 	if (sg_program_open(key, out) < 0)
 		return sg_system_error(err, ENOENT, "%s vanished", final_dir);
-	out->loaded = true;
 	return 0;
 }
 

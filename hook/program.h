@@ -47,6 +47,9 @@ enum sg_table {
 	SG_TABLE_COUNT,
 };
 
+/* The tables' pin names, in enum sg_table order: for initialisers. */
+#define SG_TABLE_NAMES "exact", "dfa", "rules", "values", "counters"
+
 extern const char *const sg_table_names[SG_TABLE_COUNT];
 
 struct sg_program {
@@ -57,7 +60,6 @@ struct sg_program {
 	int guard_fd;
 	int slots_fd; /* these only after sg_program_open_slots() */
 	int outer_fds[SG_TABLE_COUNT];
-	bool loaded; /* this call loaded it (not found pinned) */
 };
 
 /* No descriptors open: what sg_program_close() may be called on. */

@@ -22,8 +22,7 @@
 #include "util.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
-static const char *const policy_pins[] = {"exact",    "dfa",  "rules",	   "values",
-					  "counters", "info", "rule_names"};
+static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};
 _Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_TABLE_COUNT + 2, "tables, info, rule_names");
 
 /* One map per pin; -1 when not made. */
@@ -496,7 +495,6 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 				       "cannot put the tables of policy %s in the kernel: %s",
 				       out->key, strerror(-r));
 	}
-	out->made = true;
 	return 0;
 }
 

@@ -41,7 +41,6 @@ struct sg_rule_name {
 struct sg_tables {
 	char key[SG_KEY_LEN];
 	struct sg_policy_info info;
-	bool made; /* this call made them (not found pinned) */
 };
 
 /*
