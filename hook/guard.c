@@ -44,14 +44,12 @@ static bool container_link_path(const char *id, char out[PATH_MAX])
 	return true;
 }
 
-/* The entry container @id's index link names, when there is one. */
-static bool indexed_entry(const char *id, char entry[32])
+/* The guard entry the index link at @path names ("../<entry>"), when it is one. */
+static bool link_entry(const char *path, char entry[32])
 {
-	char path[PATH_MAX], target[64];
-
-	if (!container_link_path(id, path))
-		return false;
+	char target[64];
 	ssize_t n = readlink(path, target, sizeof(target) - 1);
+
 	if (n <= 0)
 		return false;
 	target[n] = '\0';
@@ -60,6 +58,13 @@ static bool indexed_entry(const char *id, char entry[32])
 		return false;
 	snprintf(entry, 32, "%s", name);
 	return true;
+}
+
+/* The entry container @id's index link names, when there is one. */
+static bool indexed_entry(const char *id, char entry[32])
+{
+	char path[PATH_MAX];
+	return container_link_path(id, path) && link_entry(path, entry);
 }
 
 /* Links container @id to @entry; *made says whether this call made the link. */
@@ -425,14 +430,13 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	return sg_guard_remove_entry(entry, err);
 }
 
-int sg_guard_find_container_exact(const char *id, char entry[32])
+int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)
 {
-	struct sg_guard_meta meta;
 	struct sg_err ignored = {0};
 
 	/* The link says where to look; the guard's own meta says whether it is this container's. */
-	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, &meta, &ignored) == 0 &&
-	    strcmp(meta.container_id, id) == 0)
+	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
+	    strcmp(meta->container_id, id) == 0)
 		return 0;
 	return -ENOENT;
 }
@@ -440,7 +444,7 @@ int sg_guard_find_container_exact(const char *id, char entry[32])
 void sg_guard_gc_index(void)
 {
 	DIR *dir = opendir(SG_CONTAINER_ROOT);
-	char entry[32], path[PATH_MAX];
+	char entry[32], path[PATH_MAX], guard_dir[PATH_MAX];
 	struct stat st;
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
@@ -448,14 +452,9 @@ void sg_guard_gc_index(void)
 			continue;
 		/* The name is the encoded id; the link itself says where it points. */
 		snprintf(path, sizeof(path), "%s/%s", SG_CONTAINER_ROOT, de->d_name);
-		char target[64];
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		if (n > 0) {
-			target[n] = '\0';
-			snprintf(entry, sizeof(entry), "%s",
-				 target + (strncmp(target, "../", 3) == 0 ? 3 : 0));
-			snprintf(target, sizeof(target), "%s/%s", SG_PIN_ROOT, entry);
-			if (stat(target, &st) == 0)
+		if (link_entry(path, entry)) {
+			snprintf(guard_dir, sizeof(guard_dir), "%s/%s", SG_PIN_ROOT, entry);
+			if (stat(guard_dir, &st) == 0)
 				continue;
 		}
 		unlink(path);
@@ -466,14 +465,14 @@ void sg_guard_gc_index(void)
 
 int sg_guard_find_container(const char *id, char entry[32])
 {
-	if (sg_guard_find_container_exact(id, entry) == 0)
+	struct sg_guard_meta meta;
+	if (sg_guard_find_container_exact(id, entry, &meta) == 0)
 		return 0;
 
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int found = -ENOENT;
 
 	for (struct dirent *de; dir && found < 0 && (de = readdir(dir));) {
-		struct sg_guard_meta meta;
 		struct sg_err ignored = {0};
 
 		if (!sg_guard_is_entry(de->d_name) ||

@@ -96,9 +96,9 @@ int sg_guard_find_container(const char *id, char entry[32]);
 
 /*
  * The same for exactly @id, through the index of guards by container
- * (SG_CONTAINER_ROOT): no scan of every guard, for poststop.
+ * (SG_CONTAINER_ROOT): no scan of every guard, for poststop. Fills @meta.
  */
-int sg_guard_find_container_exact(const char *id, char entry[32]);
+int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta);
 
 /* Removes index links whose guard is gone. */
 void sg_guard_gc_index(void);

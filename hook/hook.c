@@ -286,11 +286,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 {
 	struct sg_guard_meta meta;
-	struct sg_err read_err = {0};
 	char entry[32];
 
-	if (sg_guard_find_container_exact(h->state.id, entry) < 0 ||
-	    sg_guard_read_meta(entry, &meta, &read_err) < 0)
+	if (sg_guard_find_container_exact(h->state.id, entry, &meta) < 0)
 		return 0; /* no guard for this container */
 	/* The learned policy goes to a fixed directory, named by the container id. */
 	struct sg_err learn_err = {0};
