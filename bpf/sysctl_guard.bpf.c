@@ -169,22 +169,22 @@ struct {
 	__type(value, struct sg_guard_totals);
 } totals SEC(".maps");
 
+/* The guard's own verdict totals; alone for a denial before any policy decided. */
+static SG_INLINE void count_for_guard(__u32 verdict)
+{
+	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
+	t->verdicts[verdict & (SG_VERDICT_COUNT - 1)] += 1;
+}
+
+/* The policy's per-rule counter and the guard's totals. */
 static SG_INLINE void count(struct sg_env *env, __u32 row, __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
 	__u64 *n = bpf_map_lookup_elem(env->counters, &key);
-	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
-	t->verdicts[verdict & (SG_VERDICT_COUNT - 1)] += 1;
-}
-
-/* A denial before any policy decided: counted for the guard only. */
-static SG_INLINE void count_guard_denial(void)
-{
-	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
-	t->verdicts[SG_VERDICT_DENY] += 1;
+	count_for_guard(verdict);
 }
 
 static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct sg_result *res,
@@ -320,7 +320,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
 	if (!s || !sg_env_open(&env, g)) {
-		count_guard_denial();
+		count_for_guard(SG_VERDICT_DENY);
 		return 0;
 	}
 	/*
@@ -330,7 +330,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	 * denies rather than share it.
 	 */
 	if (__sync_lock_test_and_set(&s->busy, 1)) {
-		count_guard_denial();
+		count_for_guard(SG_VERDICT_DENY);
 		return 0;
 	}
 	int allow = guard_access(ctx, &env, g, s);
