@@ -62,6 +62,15 @@ struct {
 	__type(value, char[SG_KEY_LEN]);
 } slots SEC(".maps");
 
+/* Policies by the digest of the inputs that made them (userspace only: guard.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SG_MAX_INPUTS);
+	__type(key, __u64);
+	__type(value, struct sg_inputs_entry);
+} inputs SEC(".maps");
+
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;

@@ -144,6 +144,19 @@ struct sg_config {
 #define SG_MAX_POLICIES 2048 /* slots; slot 0 means "no policy yet" and denies */
 #define SG_KEY_LEN	24   /* a policy's key as text, with its NUL: the slots map's values */
 
+/*
+ * Which policy a container's raw inputs made (hook/inputs.h), by their
+ * digest under the node's secret: a container whose inputs are known skips
+ * parsing and compiling. Userspace only.
+ */
+#define SG_MAX_INPUTS	     4096
+#define SG_DESCRIPTION_LEN 352 /* the guard's description, with its NUL */
+
+struct sg_inputs_entry {
+	char policy_key[SG_KEY_LEN];
+	char description[SG_DESCRIPTION_LEN];
+};
+
 struct sg_guard_storage {
 	__u64 cgroup_id; /* the guarded cgroup, for events */
 	__u32 learn;	 /* record every access in the seen map */

@@ -34,6 +34,10 @@ int sg_cmd_learn(int argc, char **argv);
 struct sg_compiled;
 int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
 
+/* sg_prepare_kernel in two steps: the probes (cached per boot), then fitting @compiled. */
+int sg_probe_kernel(bool *rewrite_works, struct sg_err *err);
+void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
+
 /* Some layer of @compiled is in audit mode. */
 bool sg_compiled_audits(const struct sg_compiled *compiled);
 

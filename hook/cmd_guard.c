@@ -51,33 +51,40 @@ bool sg_compiled_audits(const struct sg_compiled *compiled)
 	return false;
 }
 
-int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
+int sg_probe_kernel(bool *rewrite_works, struct sg_err *err)
 {
-	bool works = false;
-
 	if (!sg_probe_sysctl_hook())
 		return sg_system_error(
 		    err, EOPNOTSUPP,
 		    "this kernel cannot load BPF_PROG_TYPE_CGROUP_SYSCTL programs "
 		    "(needs Linux 5.2+ with CONFIG_CGROUP_BPF)");
-	int r = sg_probe_rewrite(&works, err);
-	if (r < 0)
-		return r;
-	compiled->config.rewrite_works = works;
+	return sg_probe_rewrite(rewrite_works, err);
+}
+
+void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works)
+{
+	compiled->config.rewrite_works = rewrite_works;
 	/* Audit layers report every write. */
 	compiled->config.audit_events = sg_compiled_audits(compiled);
-	if (!works) {
-		for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
-			const struct sg_rule_entry *e = &compiled->rules[i];
-			if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
-				sg_warning(
-				    "this kernel ignores bpf_sysctl_set_new_value() (fixed in "
-				    "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
-				break;
-			}
+	if (rewrite_works)
+		return;
+	for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
+		const struct sg_rule_entry *e = &compiled->rules[i];
+		if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
+			sg_warning("this kernel ignores bpf_sysctl_set_new_value() (fixed in "
+				   "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
+			return;
 		}
 	}
-	return 0;
+}
+
+int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
+{
+	bool works = false;
+	int r = sg_probe_kernel(&works, err);
+	if (r == 0)
+		sg_fit_to_kernel(compiled, works);
+	return r;
 }
 
 int sg_cmd_attach(int argc, char **argv)
@@ -149,11 +156,10 @@ int sg_cmd_attach(int argc, char **argv)
 		status = sg_report(&err);
 		goto out;
 	}
-	/* An audit guard records what the workload does, for `learn`. */
 	struct sg_guard_options guard_options = {.description = set.description,
-						 .learn = sg_compiled_audits(&compiled),
 						 .events = log_reads ? SG_EVENTS_READS : 0};
-	if (sg_guard_attach(cgroup, &compiled, &guard_options, &meta, &err) < 0) {
+	struct sg_policy_request request = {.compiled = &compiled};
+	if (sg_guard_attach(cgroup, &request, &guard_options, &meta, &err) < 0) {
 		status = sg_report(&err);
 		goto out;
 	}

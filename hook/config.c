@@ -336,7 +336,13 @@ static int parse_config(const struct config_ctx *ctx, const struct sg_json *root
 
 	_cleanup_free_ struct sg_policy *policy = sg_xcalloc(1, sizeof(*policy));
 	if (baseline->type == SG_JSON_STRING) {
-		r = sg_profile_load(baseline->string.text, cfg->profiles_dir, policy, ctx->err);
+		struct sg_profile_text text;
+		r = sg_profile_read(baseline->string.text, cfg->profiles_dir, &text, ctx->err);
+		if (r == 0)
+			r = sg_profile_parse(&text, policy, ctx->err);
+		cfg->baseline_text = SG_TAKE(text.text);
+		cfg->baseline_text_len = text.len;
+		sg_profile_text_free(&text);
 		if (r < 0) {
 			sg_err_prefix(ctx->err, "%s:%u:%u: baseline", ctx->path, baseline->pos.line,
 				      baseline->pos.col);
@@ -415,9 +421,13 @@ int sg_node_config_load(const char *explicit_path, struct sg_node_config *out, s
 		struct config_ctx ctx = {.path = path, .text = text, .len = len, .err = err};
 		r = parse_config(&ctx, root, out);
 	}
-	if (r < 0)
+	if (r < 0) {
 		sg_node_config_free(out);
-	return r;
+		return r;
+	}
+	out->text = SG_TAKE(text);
+	out->text_len = len;
+	return 0;
 }
 
 void sg_node_config_free(struct sg_node_config *config)
@@ -429,6 +439,8 @@ void sg_node_config_free(struct sg_node_config *config)
 		free(config->baseline);
 	}
 	free(config->path);
+	free(config->text);
+	free(config->baseline_text);
 	free(config->baseline_label);
 	free(config->profiles_dir);
 	memset(config, 0, sizeof(*config));

@@ -28,6 +28,10 @@ enum sg_tamper {
 
 struct sg_node_config {
 	char *path;		    /* file read, NULL when none */
+	char *text;		    /* its bytes, for the inputs digest (inputs.h) */
+	size_t text_len;
+	char *baseline_text; /* the baseline profile's bytes, when it names one */
+	size_t baseline_text_len;
 	struct sg_policy *baseline; /* NULL when none */
 	char *baseline_label;	    /* "profile k8s-safe" or "inline baseline" */
 	char *profiles_dir;

@@ -15,6 +15,7 @@
 
 #include "../bpf/sysctl_guard.h"
 #include "cgroup.h"
+#include "log.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
@@ -136,25 +137,34 @@ static int pin_meta(const char *dir, const struct sg_guard_meta *meta)
 	return pin_user_map(dir, "meta", meta, sizeof(*meta), 1);
 }
 
-static void fill_meta(struct sg_guard_meta *meta, const struct sg_compiled *c, uint64_t cgid,
-		      const struct sg_tables *tables, const struct sg_guard_options *o)
+static bool audits(const struct sg_config *config)
 {
+	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
+		if (config->layers[i].mode == SG_MODE_AUDIT)
+			return true;
+	return false;
+}
+
+static void fill_meta(struct sg_guard_meta *meta, uint64_t cgid, const struct sg_tables *tables,
+		      const struct sg_guard_options *o, const char *description)
+{
+	const struct sg_config *config = &tables->info.config;
+
 	memset(meta, 0, sizeof(*meta));
 	meta->format = SG_META_FORMAT;
 	meta->cgroup_id = cgid;
 	meta->attached_at = (uint64_t)time(NULL);
-	meta->n_layers = c->config.n_layers;
-	meta->n_rules = c->config.n_rules;
-	meta->rewrite_works = c->config.rewrite_works;
-	meta->learn = o->learn;
-	for (uint32_t i = 0; i < c->config.n_layers && i < SG_LAYERS_MAX; i++)
-		meta->layer_modes[i] = c->config.layers[i].mode;
+	meta->n_layers = config->n_layers;
+	meta->n_rules = config->n_rules;
+	meta->rewrite_works = config->rewrite_works;
+	meta->learn = o->learn || audits(config);
+	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
+		meta->layer_modes[i] = config->layers[i].mode;
 	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", tables->key);
 	snprintf(meta->program_key, sizeof(meta->program_key), "%s", tables->info.program_key);
 	snprintf(meta->container_id, sizeof(meta->container_id), "%s",
 		 o->container_id ? o->container_id : "");
-	snprintf(meta->description, sizeof(meta->description), "%s",
-		 o->description ? o->description : "");
+	snprintf(meta->description, sizeof(meta->description), "%s", description);
 }
 
 /* The key of a cgroup's storage, padding zeroed: the kernel gets the whole struct. */
@@ -186,11 +196,12 @@ static int get_storage(const struct sg_program *prog, uint64_t cgid,
 	return bpf_map_lookup_elem(prog->guard_fd, &key, storage) < 0 ? -errno : 0;
 }
 
-static int set_storage(const struct sg_program *prog, uint64_t cgid, const struct sg_tables *tables,
-		       const struct sg_guard_options *o)
+static int set_storage(const struct sg_program *prog, const struct sg_guard_meta *meta,
+		       const struct sg_tables *tables, const struct sg_guard_options *o)
 {
+	uint64_t cgid = meta->cgroup_id;
 	struct sg_guard_storage storage = {.cgroup_id = cgid,
-					   .learn = o->learn,
+					   .learn = meta->learn,
 					   .events = o->events,
 					   .slot = tables->info.slot,
 					   .config = tables->info.config};
@@ -229,9 +240,33 @@ static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, 
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The policy's tables: those its inputs made before, or its compiled form's.
+ * @description: the guard's description, which inputs found give.
+ */
+static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_request *policy,
+			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
+			       struct sg_err *err)
+{
+	uint64_t digest;
+	bool cached = policy->inputs && sg_inputs_digest(policy->inputs, prog->secret, &digest);
+
+	if (cached && sg_tables_find_by_inputs(prog, digest, tables, description) == 0) {
+		sg_debug("policy %s found by its inputs", tables->key);
+		return 0;
+	}
+	if (!policy->compiled)
+		return SG_GUARD_INPUTS_UNKNOWN;
+	int r = sg_tables_get(prog, policy->compiled, tables, err);
+	if (r == 0 && cached)
+		sg_tables_remember_inputs(prog, digest, tables, description);
+	return r;
+}
+
 /* The node's program and the policy's tables, under the pins lock held shared in *lock_fd. */
-static int get_program_and_tables(const struct sg_compiled *c, struct sg_program *prog,
-				  struct sg_tables *tables, int *lock_fd, struct sg_err *err)
+static int get_program_and_tables(const struct sg_policy_request *policy, struct sg_program *prog,
+				  struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
+				  int *lock_fd, struct sg_err *err)
 {
 	int r = sg_bpffs_prepare(err);
 	if (r < 0)
@@ -242,7 +277,7 @@ static int get_program_and_tables(const struct sg_compiled *c, struct sg_program
 				       strerror(-*lock_fd));
 	r = sg_program_get(prog, err);
 	if (r == 0)
-		r = sg_tables_get(prog, c, tables, err);
+		r = find_or_make_tables(prog, policy, tables, description, err);
 	if (r != -ENOSPC)
 		return r;
 	/* Every slot is taken: free those of policies no guard uses, and try once more. */
@@ -252,7 +287,7 @@ static int get_program_and_tables(const struct sg_compiled *c, struct sg_program
 	if (*lock_fd < 0)
 		return r;
 	memset(err, 0, sizeof(*err));
-	return sg_tables_get(prog, c, tables, err);
+	return find_or_make_tables(prog, policy, tables, description, err);
 }
 
 /* An attach under way: its names, and what to undo if a later step fails. */
@@ -313,15 +348,15 @@ static int stage(struct attach *a, const struct sg_guard_meta *meta, struct sg_e
  * and any denial wins, so the cgroup is never unguarded.
  */
 static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
-		   const struct sg_tables *tables, const struct sg_guard_options *o,
-		   struct sg_err *err)
+		   const struct sg_guard_meta *meta, const struct sg_tables *tables,
+		   const struct sg_guard_options *o, struct sg_err *err)
 {
 	a->link_fd = make_link(prog, cg_fd, a->old_link_fd, &a->reused);
 	if (a->link_fd < 0)
 		return sg_system_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
 				       a->cgroup_dir, strerror(-a->link_fd));
 	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
-	int r = set_storage(prog, a->cgid, tables, o);
+	int r = set_storage(prog, meta, tables, o);
 	if (r == 0 && o->container_id)
 		r = index_container(o->container_id, a->entry, &a->indexed);
 	if (r < 0)
@@ -363,7 +398,7 @@ static void undo(struct attach *a, const struct sg_program *prog, const struct s
 	remove_pins(a->staging, false);
 }
 
-int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
+int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *policy,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
 {
@@ -371,20 +406,23 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *c,
 	__attribute__((cleanup(attach_close))) struct attach a = {.link_fd = -1, .old_link_fd = -1};
 	_cleanup_close_ int cg_fd = -1, lock_fd = -1;
 	struct sg_tables tables;
+	char description[SG_DESCRIPTION_LEN];
 	uint64_t cgid;
 
+	snprintf(description, sizeof(description), "%s",
+		 options->description ? options->description : "");
 	sg_program_init(&prog);
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
-		r = get_program_and_tables(c, &prog, &tables, &lock_fd, err);
-	if (r < 0)
+		r = get_program_and_tables(policy, &prog, &tables, description, &lock_fd, err);
+	if (r != 0)
 		return r;
-	fill_meta(meta, c, cgid, &tables, options);
+	fill_meta(meta, cgid, &tables, options, description);
 	attach_init(&a, cgroup_dir, cgid);
 
 	r = stage(&a, meta, err);
 	if (r == 0)
-		r = enforce(&a, &prog, cg_fd, &tables, options, err);
+		r = enforce(&a, &prog, cg_fd, meta, &tables, options, err);
 	if (r == 0)
 		r = commit(&a, err);
 	if (r < 0) {
@@ -718,12 +756,30 @@ static void gc_unused_programs(unsigned min_age_s)
 		closedir(dir);
 }
 
+/* Each program's record of inputs forgets the policies just removed. */
+static void gc_inputs(void)
+{
+	DIR *dir = opendir(SG_PROGRAM_ROOT);
+	struct sg_program prog;
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		if (de->d_name[0] == '.' || sg_program_open(de->d_name, &prog) < 0)
+			continue;
+		sg_tables_forget_inputs_of_removed(&prog);
+		sg_program_close(&prog);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 int sg_guard_gc_policies(unsigned min_age_s)
 {
 	int lock_fd = sg_pins_lock(true);
 	if (lock_fd < 0)
 		return lock_fd;
 	int removed = gc_unused_policies(min_age_s);
+	if (removed > 0)
+		gc_inputs();
 	gc_unused_programs(min_age_s);
 	close(lock_fd);
 	return removed;

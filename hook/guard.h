@@ -22,6 +22,7 @@
 
 #include "compile.h"
 #include "err.h"
+#include "inputs.h"
 #include "program.h"
 #include "tables.h"
 
@@ -40,7 +41,7 @@ struct sg_guard_meta {
 	char policy_key[SG_KEY_LEN];  /* where the policy's tables are pinned (tables.h) */
 	char program_key[SG_KEY_LEN]; /* where the program is pinned (program.h) */
 	char container_id[72];
-	char description[352];
+	char description[SG_DESCRIPTION_LEN];
 };
 
 /* Options of one guard, beyond its policy. */
@@ -51,13 +52,23 @@ struct sg_guard_options {
 	uint32_t events; /* enum sg_event_policy beyond denials and rewrites */
 };
 
+/* A guard's policy: compiled, or known by the inputs that made it before (inputs.h). */
+struct sg_policy_request {
+	const struct sg_compiled *compiled; /* NULL: only a policy @inputs made before */
+	const struct sg_inputs *inputs;	    /* NULL: neither looked up nor remembered */
+};
+
+/* What sg_guard_attach returns when asked for inputs it does not know, without @compiled. */
+#define SG_GUARD_INPUTS_UNKNOWN 1
+
 /*
- * Guards the cgroup @cgroup_dir with @compiled (its tables made, or shared
+ * Guards the cgroup @cgroup_dir with @policy (its tables made, or shared
  * with the cgroups that already use this policy), or replaces the guard
  * already there. Nothing is attached unless every table is in place; a
- * replacement swaps the policy in one step. Fills @meta.
+ * replacement swaps the policy in one step. A policy with an audit layer
+ * records what the cgroup does, for `learn`. Fills @meta.
  */
-int sg_guard_attach(const char *cgroup_dir, const struct sg_compiled *compiled,
+int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *policy,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err);
 

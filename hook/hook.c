@@ -22,6 +22,7 @@
 #include "confine.h"
 #include "config.h"
 #include "guard.h"
+#include "inputs.h"
 #include "learn.h"
 #include "log.h"
 #include "oci.h"
@@ -38,9 +39,12 @@ struct hook_ctx {
 	struct sg_node_config config;
 	struct sg_oci_state state;
 	struct sg_oci_config oci;
-	struct sg_policy annotation;
+	/* The annotation's policy as read: parsed only when its inputs are new on the node. */
 	bool has_annotation;
+	struct sg_profile_text annotation;
 	char *annotation_label;
+	char *sysctl_text; /* linux.sysctl as "name\0value\0"..., for the inputs digest */
+	size_t sysctl_text_len;
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
 };
@@ -49,9 +53,9 @@ static void hook_ctx_free(struct hook_ctx *h)
 {
 	sg_compiled_free(&h->compiled);
 	sg_policy_set_free(&h->set);
-	if (h->has_annotation)
-		sg_policy_free(&h->annotation);
+	sg_profile_text_free(&h->annotation);
 	free(h->annotation_label);
+	free(h->sysctl_text);
 	sg_oci_config_free(&h->oci);
 	sg_oci_state_free(&h->state);
 	sg_node_config_free(&h->config);
@@ -79,8 +83,8 @@ static int parse_stage(const char *arg, long pid, enum hook_stage *stage, struct
 			      s);
 }
 
-/* The annotation's policy: a profile name, or inline JSON where the node allows it. */
-static int load_annotation_policy(struct hook_ctx *h, struct sg_err *err)
+/* The annotation's policy, read: a profile name, or inline JSON where the node allows it. */
+static int read_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 {
 	const char *profile = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_PROFILE);
 	const char *inline_policy = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_POLICY);
@@ -90,7 +94,7 @@ static int load_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 		return sg_input_error(err, "annotations %s and %s both set: use one",
 				      SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY);
 	if (profile) {
-		r = sg_profile_load(profile, h->config.profiles_dir, &h->annotation, err);
+		r = sg_profile_read(profile, h->config.profiles_dir, &h->annotation, err);
 		if (r < 0)
 			return r;
 		h->annotation_label = sg_xasprintf("profile %s", profile);
@@ -102,16 +106,70 @@ static int load_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 					      SG_ANNOTATION_POLICY,
 					      h->config.path ? h->config.path : "the node config",
 					      SG_ANNOTATION_PROFILE);
-		r = sg_policy_parse(inline_policy, strlen(inline_policy),
-				    "annotation " SG_ANNOTATION_POLICY, &h->annotation, err);
-		if (r < 0)
-			return r;
+		h->annotation.len = strlen(inline_policy);
+		h->annotation.text = sg_xstrdup(inline_policy);
+		h->annotation.origin = sg_xstrdup("annotation " SG_ANNOTATION_POLICY);
 		h->annotation_label = sg_xstrdup("inline policy");
 	} else {
 		return 0;
 	}
 	h->has_annotation = true;
 	return 0;
+}
+
+/* linux.sysctl as one input: each name and value with its NUL, in the config's order. */
+static void serialise_sysctls(struct hook_ctx *h)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < h->oci.n_sysctls; i++)
+		len += strlen(h->oci.sysctls[i].name) + strlen(h->oci.sysctls[i].value) + 2;
+	h->sysctl_text = sg_xmalloc(len ? len : 1);
+	h->sysctl_text_len = 0;
+	for (size_t i = 0; i < h->oci.n_sysctls; i++) {
+		const char *parts[] = {h->oci.sysctls[i].name, h->oci.sysctls[i].value};
+		for (size_t k = 0; k < 2; k++) {
+			size_t n = strlen(parts[k]) + 1;
+			memcpy(h->sysctl_text + h->sysctl_text_len, parts[k], n);
+			h->sysctl_text_len += n;
+		}
+	}
+}
+
+/* Everything the container's policy and its description are made from (inputs.h). */
+static void collect_inputs(struct hook_ctx *h, const char *mode_text, struct sg_inputs *in)
+{
+	serialise_sysctls(h);
+	sg_inputs_init(in);
+	sg_inputs_add(in, "node config", h->config.text, h->config.text_len);
+	sg_inputs_add(in, "baseline profile", h->config.baseline_text,
+		      h->config.baseline_text_len);
+	sg_inputs_add_str(in, "annotation", h->annotation_label);
+	sg_inputs_add(in, "annotation policy", h->annotation.text, h->annotation.len);
+	sg_inputs_add_str(in, "mode", mode_text);
+	sg_inputs_add(in, "linux.sysctl", h->sysctl_text, h->sysctl_text_len);
+}
+
+/* Parses, composes and compiles the container's policy: for inputs new on the node. */
+static int make_policy(struct hook_ctx *h, const enum sg_mode *mode, bool rewrite_works,
+		       struct sg_err *err)
+{
+	struct sg_policy annotation = {0};
+	int r = 0;
+
+	if (h->has_annotation)
+		r = sg_profile_parse(&h->annotation, &annotation, err);
+	if (r == 0)
+		r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
+					  h->has_annotation ? &annotation : NULL,
+					  h->annotation_label, mode, h->oci.sysctls,
+					  h->oci.n_sysctls, &h->set, err);
+	/* The set holds its own copy; a large annotation policy need not be held twice. */
+	sg_policy_free(&annotation);
+	if (r == 0)
+		r = sg_compile(&h->set, &h->compiled, err);
+	if (r == 0)
+		sg_fit_to_kernel(&h->compiled, rewrite_works);
+	return r;
 }
 
 static int parse_mode(const char *text, enum sg_mode *mode, struct sg_err *err)
@@ -207,13 +265,20 @@ static bool nothing_to_guard_by_state(const struct hook_ctx *h)
 	return true;
 }
 
+/*
+ * Guards the container: with the policy its inputs made before on this node
+ * when there is one (no parsing, no compiling), or with the policy made from
+ * them now.
+ */
 static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 {
-	const char *mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
+	const char *mode_text;
 	enum sg_mode mode;
 	uint32_t events = 0;
 	struct sg_guard_meta meta = {0};
+	struct sg_inputs inputs;
 	char cgroup[PATH_MAX];
+	bool rewrite_works = false;
 	int r;
 
 	if (nothing_to_guard_by_state(h)) {
@@ -223,9 +288,11 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
 	if (r < 0)
 		return r;
-	r = load_annotation_policy(h, err);
+	r = read_annotation_policy(h, err);
 	if (r < 0)
 		return r;
+	/* Annotations in config.json count too: read once it is loaded. */
+	mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
 	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
 		return -EINVAL;
 	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
@@ -238,19 +305,8 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = check_tamper(h, err);
 	if (r < 0)
 		return r;
-	r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
-				  h->has_annotation ? &h->annotation : NULL, h->annotation_label,
-				  mode_text ? &mode : NULL, h->oci.sysctls, h->oci.n_sysctls,
-				  &h->set, err);
-	if (r < 0)
-		return r;
-	/* The set holds its own copy; a large annotation policy need not be held twice. */
-	if (h->has_annotation)
-		sg_policy_free(&h->annotation);
-	r = sg_compile(&h->set, &h->compiled, err);
-	if (r < 0)
-		return r;
-	r = sg_prepare_kernel(&h->compiled, err);
+	/* The probes fork and unshare, which the confined hook may not: they come first. */
+	r = sg_probe_kernel(&rewrite_works, err);
 	if (r < 0)
 		return r;
 	r = resolve_cgroup(h, cgroup, err);
@@ -262,23 +318,36 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		    "the container's cgroup is the root of the hierarchy (%s): a "
 		    "guard there would confine every process on the host",
 		    cgroup);
-	/* From here on only the kernel steps of an attach are left. */
+	/*
+	 * From here on only the kernel steps of an attach are left, and the
+	 * parsing of the policy when its inputs are new: untrusted text, parsed
+	 * confined.
+	 */
 	r = sg_confine(err);
 	if (r < 0)
 		return r;
 	confinement_selftest();
 
+	collect_inputs(h, mode_text, &inputs);
+	struct sg_policy_request request = {.inputs = &inputs};
 	struct sg_guard_options options = {
 	    .container_id = h->state.id,
-	    .description = h->set.description,
-	    .learn = wants_learning(h) || sg_compiled_audits(&h->compiled),
+	    .learn = wants_learning(h),
 	    .events = events,
 	};
-	r = sg_guard_attach(cgroup, &h->compiled, &options, &meta, err);
+	r = sg_guard_attach(cgroup, &request, &options, &meta, err);
+	if (r == SG_GUARD_INPUTS_UNKNOWN) {
+		r = make_policy(h, mode_text ? &mode : NULL, rewrite_works, err);
+		if (r < 0)
+			return r;
+		request.compiled = &h->compiled;
+		options.description = h->set.description;
+		r = sg_guard_attach(cgroup, &request, &options, &meta, err);
+	}
 	if (r < 0)
 		return r;
-	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, h->set.description,
-		h->compiled.config.n_rules, meta.policy_key);
+	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, meta.description,
+		meta.n_rules, meta.policy_key);
 	return 0;
 }
 

@@ -215,7 +215,8 @@ static int run_probe(bool *works, struct sg_err *err)
 				       cgdir, strerror(errno));
 	}
 	struct sg_guard_options options = {.description = "rewrite probe"};
-	r = sg_guard_attach(cgdir, &compiled, &options, &meta, err);
+	struct sg_policy_request request = {.compiled = &compiled};
+	r = sg_guard_attach(cgdir, &request, &options, &meta, err);
 	sg_compiled_free(&compiled);
 	if (r == 0) {
 		pid_t pid = fork();

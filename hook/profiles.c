@@ -123,14 +123,12 @@ static int open_regular(const char *path)
 	return SG_TAKE_FD(fd);
 }
 
-static int load_from_dir(const char *name, const char *dir, struct sg_policy *out,
+static int read_from_dir(const char *name, const char *dir, struct sg_profile_text *out,
 			 struct sg_err *err)
 {
 	size_t dir_len = strlen(dir);
 	const char *sep = dir_len && dir[dir_len - 1] == '/' ? "" : "/";
 	_cleanup_free_ char *path = sg_xasprintf("%s%s%s.json", dir, sep, name);
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
 
 	_cleanup_close_ int fd = open_regular(path);
 	if (fd == -ENOENT || fd == -ENOTDIR)
@@ -141,17 +139,19 @@ static int load_from_dir(const char *name, const char *dir, struct sg_policy *ou
 		return sg_input_error(err, "profile \"%s\": cannot open %s: %s", name, path,
 				      strerror(-fd));
 
-	int r = sg_read_fd(fd, path, SG_PROFILE_MAX_BYTES, &text, &len, err);
+	int r = sg_read_fd(fd, path, SG_PROFILE_MAX_BYTES, &out->text, &out->len, err);
 	if (r < 0) {
 		sg_err_prefix(err, "profile \"%s\"", name);
 		return r;
 	}
-	return sg_policy_parse(text, len, path, out, err);
+	out->origin = SG_TAKE(path);
+	return 0;
 }
 
-int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy *out,
+int sg_profile_read(const char *name, const char *profiles_dir, struct sg_profile_text *out,
 		    struct sg_err *err)
 {
+	memset(out, 0, sizeof(*out));
 	if (!sg_profile_name_valid(name))
 		return sg_input_error(err,
 				      "profile name \"%s\" is invalid: a profile name is 1 to %d "
@@ -162,8 +162,35 @@ int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy
 
 	const struct sg_builtin_profile *builtin = find_builtin(name);
 	if (builtin) {
-		_cleanup_free_ char *origin = sg_xasprintf("profile %s", name);
-		return sg_policy_parse(builtin->json, strlen(builtin->json), origin, out, err);
+		out->len = strlen(builtin->json);
+		out->text = sg_xstrdup(builtin->json);
+		out->origin = sg_xasprintf("profile %s", name);
+		return 0;
 	}
-	return load_from_dir(name, profiles_dir ? profiles_dir : SG_DEFAULT_PROFILES_DIR, out, err);
+	return read_from_dir(name, profiles_dir ? profiles_dir : SG_DEFAULT_PROFILES_DIR, out,
+			     err);
+}
+
+int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out,
+		     struct sg_err *err)
+{
+	return sg_policy_parse(text->text, text->len, text->origin, out, err);
+}
+
+void sg_profile_text_free(struct sg_profile_text *text)
+{
+	free(text->text);
+	free(text->origin);
+	memset(text, 0, sizeof(*text));
+}
+
+int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy *out,
+		    struct sg_err *err)
+{
+	struct sg_profile_text text;
+	int r = sg_profile_read(name, profiles_dir, &text, err);
+	if (r == 0)
+		r = sg_profile_parse(&text, out, err);
+	sg_profile_text_free(&text);
+	return r;
 }

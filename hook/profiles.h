@@ -30,4 +30,18 @@ const char *sg_builtin_profile_summary(const char *name);
 int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy *out,
 		    struct sg_err *err);
 
+/* A profile's text, read but not parsed: what the hook hashes (inputs.h) before parsing. */
+struct sg_profile_text {
+	char *text;
+	size_t len;
+	char *origin; /* the file, or "profile NAME" for a built-in one: for errors */
+};
+
+/* sg_profile_load in two steps: reading (the same errors) and parsing. */
+int sg_profile_read(const char *name, const char *profiles_dir, struct sg_profile_text *out,
+		    struct sg_err *err);
+int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out,
+		     struct sg_err *err);
+void sg_profile_text_free(struct sg_profile_text *text);
+
 #endif

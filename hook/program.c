@@ -290,6 +290,7 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	    {"seen", skel->maps.seen},
 	    {"slots", skel->maps.slots},
 	    {"secret", skel->maps.secret},
+	    {"inputs", skel->maps.inputs},
 	    {sg_table_names[SG_TABLE_EXACT], skel->maps.policy_exact},
 	    {sg_table_names[SG_TABLE_DFA], skel->maps.policy_dfa},
 	    {sg_table_names[SG_TABLE_RULES], skel->maps.policy_rules},

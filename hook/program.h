@@ -13,6 +13,7 @@
  *   seen      learning: accesses by guarded cgroup (struct sg_seen_key)
  *   slots     which policy holds each slot of the outer maps
  *   secret    a random key, made at load: policies are named by a keyed hash
+ *   inputs    policies by the keyed digest of the inputs that made them
  *   exact dfa rules values counters
  *             outer maps: slot -> that policy's table (tables.h)
  *

@@ -498,6 +498,67 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 	return 0;
 }
 
+int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->key, sizeof(out->key), "%s", key);
+	return find_pinned(prog, out);
+}
+
+int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest,
+			     struct sg_tables *out, char description[SG_DESCRIPTION_LEN])
+{
+	struct sg_inputs_entry entry;
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &digest, &entry) < 0)
+		return -ENOENT;
+	entry.policy_key[SG_KEY_LEN - 1] = '\0';
+	entry.description[SG_DESCRIPTION_LEN - 1] = '\0';
+	if (sg_tables_find(prog, entry.policy_key, out) < 0) {
+		/* Its policy was collected since: the inputs will make it again. */
+		bpf_map_delete_elem(fd, &digest);
+		return -ENOENT;
+	}
+	memcpy(description, entry.description, SG_DESCRIPTION_LEN);
+	return 0;
+}
+
+void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
+			       const struct sg_tables *tables, const char *description)
+{
+	struct sg_inputs_entry entry = {0};
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+
+	snprintf(entry.policy_key, sizeof(entry.policy_key), "%s", tables->key);
+	snprintf(entry.description, sizeof(entry.description), "%s", description ? description : "");
+	/* Full (SG_MAX_INPUTS): these inputs are parsed again next time, nothing worse. */
+	if (fd >= 0)
+		bpf_map_update_elem(fd, &digest, &entry, BPF_ANY);
+}
+
+void sg_tables_forget_inputs_of_removed(const struct sg_program *prog)
+{
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+	_cleanup_free_ uint64_t *digests = sg_xcalloc(SG_MAX_INPUTS, sizeof(*digests));
+	struct sg_inputs_entry entry;
+	size_t n = 0;
+
+	/* Keys first: deleting while walking would restart the walk. */
+	while (fd >= 0 && n < SG_MAX_INPUTS &&
+	       bpf_map_get_next_key(fd, n ? &digests[n - 1] : NULL, &digests[n]) == 0)
+		n++;
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		if (bpf_map_lookup_elem(fd, &digests[i], &entry) < 0)
+			continue;
+		entry.policy_key[SG_KEY_LEN - 1] = '\0';
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, entry.policy_key);
+		if (access(path, F_OK) < 0)
+			bpf_map_delete_elem(fd, &digests[i]);
+	}
+}
+
 int sg_tables_remove(const char *key)
 {
 	struct sg_policy_info info;

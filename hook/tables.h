@@ -51,6 +51,25 @@ struct sg_tables {
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_tables *out, struct sg_err *err);
 
+/* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
+int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);
+
+/*
+ * The tables a container's inputs made before (inputs.h): their digest under
+ * @prog's secret is @digest. Fills @description, the guard's description
+ * those inputs gave. 0, or -ENOENT when the inputs are new or their policy
+ * was collected since.
+ */
+int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest,
+			     struct sg_tables *out, char description[SG_DESCRIPTION_LEN]);
+
+/* Records that the inputs of digest @digest made @tables (best effort). */
+void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
+			       const struct sg_tables *tables, const char *description);
+
+/* Forgets the inputs whose policy is no longer pinned (gc; the pins lock held exclusively). */
+void sg_tables_forget_inputs_of_removed(const struct sg_program *prog);
+
 /* Reads the info of the policy pinned under @key: 0 or -errno. */
 int sg_tables_read_info(const char *key, struct sg_policy_info *info);
 

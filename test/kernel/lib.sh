@@ -25,8 +25,12 @@ new_cgroup() {
 	printf -v "$1" '%s' "$dir"
 }
 
+SLEEPERS=()
+
 cleanup() {
 	local i dir
+	[ ${#SLEEPERS[@]} -gt 0 ] && kill "${SLEEPERS[@]}" 2>/dev/null
+	wait 2>/dev/null
 	for ((i = ${#CGROUPS[@]} - 1; i >= 0; i--)); do
 		dir=${CGROUPS[$i]}
 		"$SG" detach --cgroup "$dir" >/dev/null 2>&1
@@ -61,3 +65,21 @@ io() {
 	"$SG_IO" --cgroup "$cg" "$@"
 }
 
+# container ID ANNOTATIONS_JSON [CGROUPS_PATH] [SYSCTL_JSON]: what a runtime
+# gives the hook: a cgroup with a process in it and a bundle whose
+# config.json carries the annotations. Sets CG, PID, BUNDLE.
+container() {
+	local id=$1 annotations=$2 sysctls=${4:-'{}'}
+	new_cgroup CG
+	sleep 300 &
+	PID=$!
+	SLEEPERS+=("$PID")
+	echo "$PID" >"$CG/cgroup.procs"
+	BUNDLE=$TMPDIR_TEST/$id
+	mkdir -p "$BUNDLE"
+	printf '{"ociVersion": "1.0.2", "annotations": %s, "linux": {"cgroupsPath": "%s", "sysctl": %s}}\n' \
+		"$annotations" "${3:-${CG#$CG_ROOT}}" "$sysctls" >"$BUNDLE/config.json"
+}
+
+# state ID STATUS PID: the hook's state for the last container's bundle.
+state() { printf '{"ociVersion": "1.0.2", "id": "%s", "status": "%s", "pid": %s, "bundle": "%s"}' "$1" "$2" "$3" "$BUNDLE"; }

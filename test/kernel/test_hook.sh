@@ -6,24 +6,6 @@
 
 export SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/config.json
 echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
-SLEEPERS=()
-trap 'kill "${SLEEPERS[@]}" 2>/dev/null; wait 2>/dev/null; cleanup' EXIT
-
-# container ID ANNOTATIONS_JSON [CGROUPS_PATH]: a cgroup with a process in it
-# and a bundle; sets CG, PID, BUNDLE.
-container() {
-	local id=$1 annotations=$2
-	new_cgroup CG
-	sleep 300 &
-	PID=$!
-	SLEEPERS+=("$PID")
-	echo "$PID" >"$CG/cgroup.procs"
-	BUNDLE=$TMPDIR_TEST/$id
-	mkdir -p "$BUNDLE"
-	printf '{"ociVersion": "1.0.2", "annotations": %s, "linux": {"cgroupsPath": "%s"}}\n' \
-		"$annotations" "${3:-${CG#$CG_ROOT}}" >"$BUNDLE/config.json"
-}
-state() { printf '{"ociVersion": "1.0.2", "id": "%s", "status": "%s", "pid": %s, "bundle": "%s"}' "$1" "$2" "$3" "$BUNDLE"; }
 write_in() { "$SG_IO" --cgroup "$1" --uts write kernel/domainname x; }
 RO='{"io.sysctl-guard.profile": "read-only"}'
 

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# A container whose inputs made a policy before reuses it without parsing;
+# any input that changes (the profile's text, the baseline's, the node
+# config, the mode annotation, linux.sysctl) makes the policy again, and the
+# container gets what the changed input says. gc forgets the inputs of the
+# policies it removes.
+. "$(dirname "$0")/lib.sh"
+
+PROFILES=$TMPDIR_TEST/profiles
+mkdir -p "$PROFILES"
+export SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/config.json
+node_config() { # node_config [BASELINE_PROFILE]
+	local baseline=${1:+", \"baseline\": \"$1\""}
+	echo "{ \"version\": 1, \"profiles_dir\": \"$PROFILES\", \"log\": {\"level\": \"debug\", \"syslog\": false}$baseline }" >"$SYSCTL_GUARD_CONFIG"
+}
+node_config
+# Names unique to this run: no policy on the node was made from these inputs.
+P=reuse-$$
+BASE=reuse-base-$$
+# profile NAME DOMAINNAME_ACCESS [HOSTNAME_ACCESS]
+profile() {
+	printf '{"version": 1, "default": "read-write", "rules": [{"name": "kernel.domainname", "access": "%s"}, {"name": "kernel.hostname", "access": "%s"}]}\n' \
+		"$2" "${3:-read-write}" >"$PROFILES/$1.json"
+}
+profile "$P" read
+profile "$BASE" read-write
+
+# guarded ID: the hook at createRuntime for the container made last (made
+# out here: its sleeping process would hold a command substitution open);
+# prints whether its policy was found by its inputs ("reused" or "made"),
+# then what writes of kernel.domainname (x) and kernel.hostname (y) got.
+guarded() {
+	state "$1" created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
+		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
+	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
+	echo "$(io "$CG" --uts write kernel/domainname x) $(io "$CG" --uts write kernel/hostname y)"
+}
+policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
+ANN="{\"io.sysctl-guard.profile\": \"$P\"}"
+
+container r1 "$ANN"
+expect "the first container makes its policy" "made EPERM ok" guarded r1
+container r2 "$ANN"
+expect "the next one with the same inputs reuses it" "reused EPERM ok" guarded r2
+expect "both name the same policy" "$(policy_of r1)" policy_of r2
+
+profile "$P" read-write
+container r3 "$ANN"
+expect "the profile's text changed: made again, and what it says now holds" "made ok ok" guarded r3
+profile "$P" read
+container r4 "$ANN"
+expect "the text as it was: the first policy again" "reused EPERM ok" guarded r4
+expect "... by the same key" "$(policy_of r1)" policy_of r4
+
+container r5 "{\"io.sysctl-guard.profile\": \"$P\", \"io.sysctl-guard.mode\": \"audit\"}"
+expect "a mode annotation is an input: audit lets the write through" "made ok ok" guarded r5
+container r6 "$ANN" "" '{"kernel.domainname": "x"}'
+expect "linux.sysctl is an input: the pinned value may be written" "made ok ok" guarded r6
+container r7 "$ANN" "" '{"kernel.domainname": "z"}'
+expect "another pinned value is another input" "made EPERM ok" guarded r7
+
+node_config "$BASE"
+container r8 "$ANN"
+expect "the node config is an input: a baseline now applies" "made EPERM ok" guarded r8
+profile "$BASE" read-write read
+container r9 "$ANN"
+expect "the baseline profile's text is an input" "made EPERM EPERM" guarded r9
+container r10 "$ANN"
+expect "... and reused when nothing changed" "reused EPERM EPERM" guarded r10
+node_config
+
+INLINE=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": "read-write", "rules": [{"name": "kernel.hostname", "access": "read"}, {"name": "kernel.sg_reuse_" + sys.argv[1], "access": "none"}]})}))' "$$")
+container r11 "$INLINE"
+expect "an inline policy is made once" "made ok EPERM" guarded r11
+container r12 "$INLINE"
+expect "... and reused" "reused ok EPERM" guarded r12
+
+# gc removes a policy no guard uses, and forgets which inputs made it.
+KEY=$(policy_of r11)
+for id in r11 r12; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+inputs_naming() { # how many recorded inputs name policy $1
+	local map
+	for map in /sys/fs/bpf/sysctl-guard/programs/*/inputs; do
+		bpftool -j map dump pinned "$map"
+	done | python3 -c '
+import json, sys
+key = sys.argv[1]
+n = 0
+# bpftool prints the value as bytes: the policy key is its first 24, NUL padded.
+for dump in json.loads("[" + sys.stdin.read().replace("]\n[", "],\n[") + "]"):
+    for e in dump:
+        if bytes(int(b, 16) for b in e["value"][:24]).rstrip(b"\0").decode() == key:
+            n += 1
+print(n)' "$1"
+}
+expect "the inline policy's inputs are recorded" "1" inputs_naming "$KEY"
+"$SG" gc --min-age 0 >/dev/null 2>&1
+expect "gc removed the policy" "gone" sh -c "[ -e /sys/fs/bpf/sysctl-guard/policies/$KEY ] && echo left || echo gone"
+expect "... and forgot its inputs" "0" inputs_naming "$KEY"
+container r13 "$INLINE"
+expect "the same inline policy is made again after gc" "made ok EPERM" guarded r13
+
+for id in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r13; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+finish
+
