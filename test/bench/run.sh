@@ -165,6 +165,7 @@ for p in p1r p1w p20 p100 p10k; do
 	done
 done
 cp "$WORK/p100.json" "$WORK/profiles/b100.json"
+cp "$WORK/p10k.json" "$WORK/profiles/b10k.json"
 
 # ---------------------------------------------------------------------------
 log "1. per-access cost: setting up cgroups (the 10,000-rule attach parses for a while)"
@@ -259,13 +260,21 @@ bundle h-fast none ""
 bundle h-100new none b100new
 bundle h-100use none b100
 bundle h-10k none b10knew
+bundle h-10kuse none b10k
 bundle r-none none ""
-# the floor of any hook: /bin/true at createRuntime and poststop
-make_bundle "$WORK/r-truehook" "$WORK/rootfs" "$(type -P true)" createRuntime '{}' '["true"]' >/dev/null
-bundle r-fast createRuntime ""
-bundle r-100new createRuntime b100new
-bundle r-100use createRuntime b100
-bundle r-10k createRuntime b10knew
+# Each runc variant runs its hook through a link of its own name, so that
+# the scheduler's events below tell whose hook ran: the floor of any hook
+# is /bin/true at createRuntime and poststop.
+rbundle() { # rbundle VARIANT PROFILE TARGET
+	ln -s "$3" "$BIN/hook-$1"
+	make_bundle "$WORK/r-$1" "$WORK/rootfs" "$BIN/hook-$1" createRuntime "$(ann "$2")" '["true"]' >/dev/null
+}
+rbundle truehook "" "$(type -P true)"
+rbundle fast "" "$SG"
+rbundle 100new b100new "$SG"
+rbundle 100use b100 "$SG"
+rbundle 10k b10knew "$SG"
+rbundle 10kuse b10k "$SG"
 
 CG_TARGET=$(new_cg target)
 CG_COMP=$(new_cg companion)
@@ -281,10 +290,18 @@ state() { # state FILE ID PID BUNDLE
 	printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s"}\n' \
 		"$2" "$3" "$4" >"$1"
 }
-for v in fast 100new 100use 10k; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
+for v in fast 100new 100use 10k 10kuse; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
+# Companions: the 100- and 10,000-rule policies already in use on the node,
+# through the hook (which records the inputs that made them).
 state "$WORK/state-comp.json" bench-companion "$COMP_PID" "$WORK/h-100use"
-# the companion: the same 100-rule policy already in use on the node
 "$SG" hook createRuntime <"$WORK/state-comp.json" || die "the hook failed on the companion"
+CG_COMP10K=$(new_cg companion10k)
+sleep 100000 &
+PIDS+=($!)
+COMP10K_PID=$!
+echo "$COMP10K_PID" >"$CG_COMP10K/cgroup.procs" || die "cannot move sleep into $CG_COMP10K"
+state "$WORK/state-comp10k.json" bench-companion10k "$COMP10K_PID" "$WORK/h-10kuse"
+"$SG" hook createRuntime <"$WORK/state-comp10k.json" || die "the hook failed on the 10k companion"
 # Policies no guard on the node has seen are made ahead: a python run right
 # before a timed run slowed it by milliseconds. take_fresh NAME puts the one
 # made for NAME in place (a rename); refill makes the next ones, after a
@@ -322,6 +339,7 @@ hook_run() {
 	fast) out=$("$ST" -i "$WORK/state-fast.json" -e "$WORK/hook.err" fast -- "$SG" hook createRuntime) ;;
 	100new) out=$("$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" 100new -- "$SG" hook createRuntime) ;;
 	100use) out=$("$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" 100use -- "$SG" hook createRuntime) ;;
+	10kuse) out=$("$ST" -i "$WORK/state-10kuse.json" -e "$WORK/hook.err" 10kuse -- "$SG" hook createRuntime) ;;
 	10k) # with the bpf(2) timing shim: its cost is noise at this size
 		out=$("$ST" -i "$WORK/state-10k.json" -e "$WORK/hook.err" 10k -- env LD_PRELOAD="$BIN/bpf_timing.so" \
 			SG_BENCH_BPF_LOG="$WORK/raw/shim_10k.txt" "$SG" hook createRuntime) ;;
@@ -344,8 +362,8 @@ for cg in "$CG_TARGET" "$CG_COMP"; do
 	"$SG" status --cgroup "$cg" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'
 done >"$WORK/raw/hashes.txt"
 detach_target
-log "2. hook latency: $HOOK_ROUNDS rounds of true/fast/100new/100use, 10k in the first $N10K"
-VARIANTS=(true fast 100new 100use 10k)
+log "2. hook latency: $HOOK_ROUNDS rounds of true/fast/100new/100use/10kuse, 10k (new) in the first $N10K"
+VARIANTS=(true fast 100new 100use 10k 10kuse)
 n10k_done=0
 for ((r = 0; r < HOOK_ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
@@ -384,8 +402,19 @@ done
 	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
 
 RUNC_ROUNDS=$((ROUNDS * 2)) # a container start is noisy: more rounds than the rest
-log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use, 10k once"
-RVARIANTS=(none truehook fast 100new 100use 10k)
+log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use/10kuse, 10k once"
+RVARIANTS=(none truehook fast 100new 100use 10k 10kuse)
+# A runc start varies by several milliseconds from one run to the next, far
+# more than a hook costs: the scheduler's fork, exec and exit events time
+# each hook process inside the real runs (fork to exit: what runc waits for).
+SCHED_PID=""
+if command -v perf >/dev/null; then
+	perf record -q -a -o "$WORK/raw/sched.data" -e sched:sched_process_fork \
+		-e sched:sched_process_exec -e sched:sched_process_exit >/dev/null 2>&1 &
+	SCHED_PID=$!
+	PIDS+=("$SCHED_PID")
+	sleep 1 # perf is recording
+fi
 runc_done10k=0
 for ((r = 0; r < RUNC_ROUNDS; r++)); do
 	for ((k = 0; k < ${#RVARIANTS[@]}; k++)); do
@@ -405,10 +434,16 @@ for ((r = 0; r < RUNC_ROUNDS; r++)); do
 		refill
 	done
 done
+if [ -n "$SCHED_PID" ]; then
+	kill -INT "$SCHED_PID" && wait "$SCHED_PID" 2>/dev/null
+	perf script -i "$WORK/raw/sched.data" -F comm,pid,time,event,trace >"$WORK/raw/sched.txt" 2>/dev/null
+	rm -f "$WORK/raw/sched.data"
+fi
 # poststop removed every container's guard
 "$SG" status --json 2>/dev/null | grep -q "\"sgb-$$-" && die "a runc container's guard outlived poststop"
-kill "$TARGET_PID" "$COMP_PID" 2>/dev/null
+kill "$TARGET_PID" "$COMP_PID" "$COMP10K_PID" 2>/dev/null
 "$SG" detach --cgroup "$CG_COMP" >/dev/null
+"$SG" detach --cgroup "$CG_COMP10K" >/dev/null
 
 # ---------------------------------------------------------------------------
 log "4. scale: per-access with 1 guard, then $SCALE_N guards (budget ${SCALE_BUDGET}s)"
