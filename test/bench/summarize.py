@@ -228,7 +228,7 @@ def report(raw):
         if l and l[0].isdigit():
             comp[int(l[0])] = float(l[-1])
     p("   breakdown, ms (medians; bpf(2) calls timed by an LD_PRELOAD shim, n runs):")
-    p("                       total  parse+compile  probes(n)      verify+JIT  maps(create,fill n)"
+    p("                       total   before bpf(2)  probes(n)      verify+JIT  maps(create,fill n)"
       "  BTF  attach+pins  other user")
     for label, path in (("100 rules, new", "shim_100.txt"), ("100, in use", "shim_100use.txt"),
                         ("10k rules, new", "shim_10k.txt")):
