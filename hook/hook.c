@@ -45,6 +45,7 @@ struct hook_ctx {
 	char *annotation_label;
 	char *sysctl_text; /* linux.sysctl as "name\0value\0"..., for the inputs digest */
 	size_t sysctl_text_len;
+	bool policy_parsed; /* make_policy ran: its input errors, if any, are reported */
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
 };
@@ -156,6 +157,7 @@ static int make_policy(struct hook_ctx *h, const enum sg_mode *mode, bool rewrit
 	struct sg_policy annotation = {0};
 	int r = 0;
 
+	h->policy_parsed = true;
 	if (h->has_annotation)
 		r = sg_profile_parse(&h->annotation, &annotation, err);
 	if (r == 0)
@@ -270,43 +272,15 @@ static bool nothing_to_guard_by_state(const struct hook_ctx *h)
  * when there is one (no parsing, no compiling), or with the policy made from
  * them now.
  */
-static int attach_stage(struct hook_ctx *h, struct sg_err *err)
+static int guard_container(struct hook_ctx *h, const char *mode_text, const enum sg_mode *mode,
+			   uint32_t events, struct sg_guard_meta *meta, struct sg_err *err)
 {
-	const char *mode_text;
-	enum sg_mode mode;
-	uint32_t events = 0;
-	struct sg_guard_meta meta = {0};
 	struct sg_inputs inputs;
 	char cgroup[PATH_MAX];
 	bool rewrite_works = false;
-	int r;
 
-	if (nothing_to_guard_by_state(h)) {
-		sg_debug("no baseline and no annotation: nothing to guard");
-		return 0;
-	}
-	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
-	if (r < 0)
-		return r;
-	r = read_annotation_policy(h, err);
-	if (r < 0)
-		return r;
-	/* Annotations in config.json count too: read once it is loaded. */
-	mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
-	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
-		return -EINVAL;
-	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
-	if (r < 0)
-		return r;
-	if (!h->config.baseline && !h->has_annotation) {
-		sg_debug("no baseline and no annotation: nothing to guard");
-		return 0;
-	}
-	r = check_tamper(h, err);
-	if (r < 0)
-		return r;
 	/* The probes fork and unshare, which the confined hook may not: they come first. */
-	r = sg_probe_kernel(&rewrite_works, err);
+	int r = sg_probe_kernel(&rewrite_works, err);
 	if (r < 0)
 		return r;
 	r = resolve_cgroup(h, cgroup, err);
@@ -335,19 +309,76 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	    .learn = wants_learning(h),
 	    .events = events,
 	};
-	r = sg_guard_attach(cgroup, &request, &options, &meta, err);
+	r = sg_guard_attach(cgroup, &request, &options, meta, err);
 	if (r == SG_GUARD_INPUTS_UNKNOWN) {
-		r = make_policy(h, mode_text ? &mode : NULL, rewrite_works, err);
+		r = make_policy(h, mode, rewrite_works, err);
 		if (r < 0)
 			return r;
 		request.compiled = &h->compiled;
 		options.description = h->set.description;
-		r = sg_guard_attach(cgroup, &request, &options, &meta, err);
+		r = sg_guard_attach(cgroup, &request, &options, meta, err);
 	}
 	if (r < 0)
 		return r;
-	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, meta.description,
-		meta.n_rules, meta.policy_key);
+	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, meta->description,
+		meta->n_rules, meta->policy_key);
+	return 0;
+}
+
+/*
+ * The system failed the hook before its policy was parsed. A policy that
+ * does not parse is still the user's error, on any kernel and whatever
+ * on_unsupported says: it is reported instead.
+ */
+static int input_error_first(struct hook_ctx *h, const enum sg_mode *mode, int r,
+			     struct sg_err *err)
+{
+	struct sg_err policy_err = {0};
+
+	if (h->policy_parsed || err->status == SG_EXIT_INPUT)
+		return r;
+	int pr = make_policy(h, mode, false, &policy_err);
+	if (pr == 0)
+		return r;
+	*err = policy_err;
+	return pr;
+}
+
+static int attach_stage(struct hook_ctx *h, struct sg_err *err)
+{
+	const char *mode_text;
+	enum sg_mode mode;
+	uint32_t events = 0;
+	struct sg_guard_meta meta = {0};
+	int r;
+
+	if (nothing_to_guard_by_state(h)) {
+		sg_debug("no baseline and no annotation: nothing to guard");
+		return 0;
+	}
+	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
+	if (r < 0)
+		return r;
+	r = read_annotation_policy(h, err);
+	if (r < 0)
+		return r;
+	/* Annotations in config.json count too: read once it is loaded. */
+	mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
+	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
+		return -EINVAL;
+	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
+	if (r < 0)
+		return r;
+	if (!h->config.baseline && !h->has_annotation) {
+		sg_debug("no baseline and no annotation: nothing to guard");
+		return 0;
+	}
+	r = check_tamper(h, err);
+	if (r < 0)
+		return r;
+	r = guard_container(h, mode_text, mode_text ? &mode : NULL, events, &meta, err);
+	if (r < 0)
+		return input_error_first(h, mode_text ? &mode : NULL, r, err);
 	return 0;
 }
 

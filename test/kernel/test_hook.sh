@@ -47,6 +47,11 @@ unsupported() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG"
 expect "a kernel failure stops the container (exit 2)" "2 1" unsupported "error: the kernel refused"
 echo '{ "version": 1, "on_unsupported": "skip" }' >"$SYSCTL_GUARD_CONFIG"
 expect "on_unsupported: skip lets it run unguarded, with a warning" "0 1" unsupported "warning: .*unguarded"
+# A policy that does not parse is the user's error whatever the kernel can do.
+container hook-g '{"io.sysctl-guard.policy": "{\"version\": 1, \"rules\": 5}"}'
+bad_policy() { state hook-g created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime 2>&1 >/dev/null | grep -c "rules"; echo "exit ${PIPESTATUS[1]}"; }
+expect "... but not a policy that does not parse: exit 1, naming it" "1
+exit 1" bad_policy
 echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
 
 container hook-c '{}'
