@@ -276,30 +276,29 @@ rbundle 100use b100 "$SG"
 rbundle 10k b10knew "$SG"
 rbundle 10kuse b10k "$SG"
 
-CG_TARGET=$(new_cg target)
-CG_COMP=$(new_cg companion)
-sleep 100000 &
-PIDS+=($!)
-TARGET_PID=$!
-sleep 100000 &
-PIDS+=($!)
-COMP_PID=$!
-echo "$TARGET_PID" >"$CG_TARGET/cgroup.procs" || die "cannot move sleep into $CG_TARGET"
-echo "$COMP_PID" >"$CG_COMP/cgroup.procs" || die "cannot move sleep into $CG_COMP"
+# sleeper NAME: a sleeping process in a new cgroup NAME; sets SLEEPER_CG, SLEEPER_PID
+sleeper() {
+	SLEEPER_CG=$(new_cg "$1")
+	sleep 100000 &
+	SLEEPER_PID=$!
+	PIDS+=("$SLEEPER_PID")
+	echo "$SLEEPER_PID" >"$SLEEPER_CG/cgroup.procs" || die "cannot move sleep into $SLEEPER_CG"
+}
 state() { # state FILE ID PID BUNDLE
 	printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s"}\n' \
 		"$2" "$3" "$4" >"$1"
 }
+sleeper target
+CG_TARGET=$SLEEPER_CG TARGET_PID=$SLEEPER_PID
 for v in fast 100new 100use 10k 10kuse; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
 # Companions: the 100- and 10,000-rule policies already in use on the node,
 # through the hook (which records the inputs that made them).
+sleeper companion
+CG_COMP=$SLEEPER_CG COMP_PID=$SLEEPER_PID
 state "$WORK/state-comp.json" bench-companion "$COMP_PID" "$WORK/h-100use"
 "$SG" hook createRuntime <"$WORK/state-comp.json" || die "the hook failed on the companion"
-CG_COMP10K=$(new_cg companion10k)
-sleep 100000 &
-PIDS+=($!)
-COMP10K_PID=$!
-echo "$COMP10K_PID" >"$CG_COMP10K/cgroup.procs" || die "cannot move sleep into $CG_COMP10K"
+sleeper companion10k
+CG_COMP10K=$SLEEPER_CG COMP10K_PID=$SLEEPER_PID
 state "$WORK/state-comp10k.json" bench-companion10k "$COMP10K_PID" "$WORK/h-10kuse"
 "$SG" hook createRuntime <"$WORK/state-comp10k.json" || die "the hook failed on the 10k companion"
 # Policies no guard on the node has seen are made ahead: a python run right
