@@ -2,6 +2,7 @@
 #include "compose.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "name.h"
@@ -15,6 +16,16 @@ static int add_layer(struct sg_policy_set *set, const struct sg_policy *policy, 
 		return sg_system_error(err, ENOMEM, "cannot copy policy %s: out of memory",
 				       policy->origin ? policy->origin : "(unnamed)");
 	set->n_layers++;
+	return 0;
+}
+
+/* @policy itself as the next layer, without a copy; it is left empty. */
+static int take_layer(struct sg_policy_set *set, struct sg_policy *policy, struct sg_err *err)
+{
+	if (set->n_layers >= SG_LAYERS_MAX)
+		return sg_input_error(err, "more than %d policy layers", SG_LAYERS_MAX);
+	set->layers[set->n_layers++] = *policy;
+	memset(policy, 0, sizeof(*policy));
 	return 0;
 }
 
@@ -85,9 +96,10 @@ static char *describe(const struct sg_policy *baseline, const char *baseline_lab
 	return sg_xasprintf("annotation %s%s", label_of(annotation_label, annotation), mode);
 }
 
-static int compose(const struct sg_policy *baseline, const struct sg_policy *annotation,
-		   const enum sg_mode *mode_override, const struct sg_sysctl_pair *pairs,
-		   size_t n_pairs, struct sg_policy_set *out, struct sg_err *err)
+static int compose(const struct sg_policy *baseline, struct sg_policy *annotation,
+		   bool take_annotation, const enum sg_mode *mode_override,
+		   const struct sg_sysctl_pair *pairs, size_t n_pairs, struct sg_policy_set *out,
+		   struct sg_err *err)
 {
 	int r;
 
@@ -101,7 +113,8 @@ static int compose(const struct sg_policy *baseline, const struct sg_policy *ann
 			out->layers[out->n_layers - 1].mode = SG_MODE_ENFORCE;
 	}
 	if (annotation) {
-		r = add_layer(out, annotation, err);
+		r = take_annotation ? take_layer(out, annotation, err)
+				    : add_layer(out, annotation, err);
 		if (r < 0)
 			return r;
 		if (mode_override)
@@ -110,10 +123,11 @@ static int compose(const struct sg_policy *baseline, const struct sg_policy *ann
 	return add_pairs(out, pairs, n_pairs, err);
 }
 
-int sg_policy_set_compose(const struct sg_policy *baseline, const char *baseline_label,
-			  const struct sg_policy *annotation, const char *annotation_label,
-			  const enum sg_mode *mode_override, const struct sg_sysctl_pair *pairs,
-			  size_t n_pairs, struct sg_policy_set *out, struct sg_err *err)
+static int set_compose(const struct sg_policy *baseline, const char *baseline_label,
+		       struct sg_policy *annotation, bool take_annotation,
+		       const char *annotation_label, const enum sg_mode *mode_override,
+		       const struct sg_sysctl_pair *pairs, size_t n_pairs,
+		       struct sg_policy_set *out, struct sg_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	/* Nothing to enforce: the caller attaches nothing, so the pairs need no checking. */
@@ -122,14 +136,38 @@ int sg_policy_set_compose(const struct sg_policy *baseline, const char *baseline
 		return 0;
 	}
 
-	int r = compose(baseline, annotation, mode_override, pairs, n_pairs, out, err);
+	/* Described first: a taken annotation is empty afterwards. */
+	char *description =
+	    describe(baseline, baseline_label, annotation, annotation_label, mode_override);
+	int r = compose(baseline, annotation, take_annotation, mode_override, pairs, n_pairs, out,
+			err);
 	if (r < 0) {
+		free(description);
 		sg_policy_set_free(out);
 		return r;
 	}
-	out->description =
-	    describe(baseline, baseline_label, annotation, annotation_label, mode_override);
+	out->description = description;
 	return 0;
+}
+
+int sg_policy_set_compose(const struct sg_policy *baseline, const char *baseline_label,
+			  const struct sg_policy *annotation, const char *annotation_label,
+			  const enum sg_mode *mode_override, const struct sg_sysctl_pair *pairs,
+			  size_t n_pairs, struct sg_policy_set *out, struct sg_err *err)
+{
+	/* Not taken, so not changed: the cast only shares the code. */
+	return set_compose(baseline, baseline_label, (struct sg_policy *)annotation, false,
+			   annotation_label, mode_override, pairs, n_pairs, out, err);
+}
+
+int sg_policy_set_compose_adopt(const struct sg_policy *baseline, const char *baseline_label,
+				struct sg_policy *annotation, const char *annotation_label,
+				const enum sg_mode *mode_override,
+				const struct sg_sysctl_pair *pairs, size_t n_pairs,
+				struct sg_policy_set *out, struct sg_err *err)
+{
+	return set_compose(baseline, baseline_label, annotation, true, annotation_label,
+			   mode_override, pairs, n_pairs, out, err);
 }
 
 int sg_policy_set_single(const struct sg_policy *policy, const char *label,

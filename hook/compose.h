@@ -35,6 +35,16 @@ int sg_policy_set_compose(const struct sg_policy *baseline, const char *baseline
 			  const enum sg_mode *mode_override, const struct sg_sysctl_pair *pairs,
 			  size_t n_pairs, struct sg_policy_set *out, struct sg_err *err);
 
+/*
+ * The same, but the set takes @annotation over and leaves it empty: no copy
+ * of a policy that may have SG_MAX_RULES rules (the hook's).
+ */
+int sg_policy_set_compose_adopt(const struct sg_policy *baseline, const char *baseline_label,
+				struct sg_policy *annotation, const char *annotation_label,
+				const enum sg_mode *mode_override,
+				const struct sg_sysctl_pair *pairs, size_t n_pairs,
+				struct sg_policy_set *out, struct sg_err *err);
+
 /* A set of one policy (the attach command). */
 int sg_policy_set_single(const struct sg_policy *policy, const char *label,
 			 struct sg_policy_set *out, struct sg_err *err);

@@ -160,12 +160,12 @@ static int make_policy(struct hook_ctx *h, const enum sg_mode *mode, bool rewrit
 	h->policy_parsed = true;
 	if (h->has_annotation)
 		r = sg_profile_parse(&h->annotation, &annotation, err);
+	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
-		r = sg_policy_set_compose(h->config.baseline, h->config.baseline_label,
-					  h->has_annotation ? &annotation : NULL,
-					  h->annotation_label, mode, h->oci.sysctls,
-					  h->oci.n_sysctls, &h->set, err);
-	/* The set holds its own copy; a large annotation policy need not be held twice. */
+		r = sg_policy_set_compose_adopt(h->config.baseline, h->config.baseline_label,
+						h->has_annotation ? &annotation : NULL,
+						h->annotation_label, mode, h->oci.sysctls,
+						h->oci.n_sysctls, &h->set, err);
 	sg_policy_free(&annotation);
 	if (r == 0)
 		r = sg_compile(&h->set, &h->compiled, err);

@@ -261,6 +261,35 @@ TEST(single)
 	sg_policy_free(&p);
 }
 
-RUN_TESTS(T(nothing_to_attach), T(baseline_only), T(annotation_only), T(baseline_and_annotation),
+TEST(adopting_compose_takes_the_annotation)
+{
+	struct sg_policy base = {0}, ann = {0}, copy = {0};
+	struct sg_policy_set copied, adopted;
+	struct sg_err err = {0};
+
+	profile("k8s-safe", &base);
+	profile("deny-all", &ann);
+	CHECK(sg_policy_copy(&ann, &copy) == 0);
+	CHECK(sg_policy_set_compose(&base, "profile k8s-safe", &copy, "profile deny-all", &audit,
+				    NULL, 0, &copied, &err) == 0);
+	CHECK(sg_policy_set_compose_adopt(&base, "profile k8s-safe", &ann, "profile deny-all",
+					  &audit, NULL, 0, &adopted, &err) == 0);
+	/* The same set, and the annotation's policy now belongs to it. */
+	CHECK_STR(adopted.description, copied.description);
+	CHECK(adopted.n_layers == 2 && copied.n_layers == 2);
+	CHECK(adopted.layers[1].mode == SG_MODE_AUDIT);
+	CHECK(adopted.layers[1].n_rules == copied.layers[1].n_rules);
+	CHECK_STR(adopted.layers[1].origin, "profile deny-all");
+	CHECK(ann.rules == NULL && ann.origin == NULL && ann.n_rules == 0);
+	/* The baseline is the node's: copied, never taken. */
+	CHECK(base.n_rules > 0 && base.rules != adopted.layers[0].rules);
+	sg_policy_set_free(&copied);
+	sg_policy_set_free(&adopted);
+	sg_policy_free(&copy);
+	sg_policy_free(&ann); /* harmless on a taken policy */
+	sg_policy_free(&base);
+}
+
+RUN_TESTS(T(adopting_compose_takes_the_annotation), T(nothing_to_attach), T(baseline_only), T(annotation_only), T(baseline_and_annotation),
 	  T(mode_override_narrows_only), T(pairs_normalised), T(bad_pairs_are_input_errors),
 	  T(single))
