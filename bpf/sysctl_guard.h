@@ -149,7 +149,7 @@ struct sg_config {
  * digest under the node's secret: a container whose inputs are known skips
  * parsing and compiling. Userspace only.
  */
-#define SG_MAX_INPUTS	     4096
+#define SG_MAX_INPUTS	   4096
 #define SG_DESCRIPTION_LEN 352 /* the guard's description, with its NUL */
 
 struct sg_inputs_entry {

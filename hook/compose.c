@@ -139,8 +139,8 @@ static int set_compose(const struct sg_policy *baseline, const char *baseline_la
 	/* Described first: a taken annotation is empty afterwards. */
 	char *description =
 	    describe(baseline, baseline_label, annotation, annotation_label, mode_override);
-	int r = compose(baseline, annotation, take_annotation, mode_override, pairs, n_pairs, out,
-			err);
+	int r =
+	    compose(baseline, annotation, take_annotation, mode_override, pairs, n_pairs, out, err);
 	if (r < 0) {
 		free(description);
 		sg_policy_set_free(out);

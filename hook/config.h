@@ -27,8 +27,8 @@ enum sg_tamper {
 };
 
 struct sg_node_config {
-	char *path;		    /* file read, NULL when none */
-	char *text;		    /* its bytes, for the inputs digest (inputs.h) */
+	char *path; /* file read, NULL when none */
+	char *text; /* its bytes, for the inputs digest (inputs.h) */
 	size_t text_len;
 	char *baseline_text; /* the baseline profile's bytes, when it names one */
 	size_t baseline_text_len;

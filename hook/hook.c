@@ -142,8 +142,7 @@ static void collect_inputs(struct hook_ctx *h, const char *mode_text, struct sg_
 	serialise_sysctls(h);
 	sg_inputs_init(in);
 	sg_inputs_add(in, "node config", h->config.text, h->config.text_len);
-	sg_inputs_add(in, "baseline profile", h->config.baseline_text,
-		      h->config.baseline_text_len);
+	sg_inputs_add(in, "baseline profile", h->config.baseline_text, h->config.baseline_text_len);
 	sg_inputs_add_str(in, "annotation", h->annotation_label);
 	sg_inputs_add(in, "annotation policy", h->annotation.text, h->annotation.len);
 	sg_inputs_add_str(in, "mode", mode_text);

@@ -167,12 +167,10 @@ int sg_profile_read(const char *name, const char *profiles_dir, struct sg_profil
 		out->origin = sg_xasprintf("profile %s", name);
 		return 0;
 	}
-	return read_from_dir(name, profiles_dir ? profiles_dir : SG_DEFAULT_PROFILES_DIR, out,
-			     err);
+	return read_from_dir(name, profiles_dir ? profiles_dir : SG_DEFAULT_PROFILES_DIR, out, err);
 }
 
-int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out,
-		     struct sg_err *err)
+int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out, struct sg_err *err)
 {
 	return sg_policy_parse(text->text, text->len, text->origin, out, err);
 }
