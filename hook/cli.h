@@ -38,9 +38,6 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
 int sg_probe_kernel(bool *rewrite_works, struct sg_err *err);
 void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
 
-/* Some layer of @compiled is in audit mode. */
-bool sg_compiled_audits(const struct sg_compiled *compiled);
-
 /* Prints @err's message on stderr; returns the exit status it calls for. */
 int sg_report(const struct sg_err *err);
 

@@ -39,11 +39,8 @@ static int load_policy(const char *file, const char *profile, const char *config
 	return r;
 }
 
-/*
- * Rewriting needs a kernel where bpf_sysctl_set_new_value works; elsewhere
- * rewrite and clamp rules deny, and the user hears why.
- */
-bool sg_compiled_audits(const struct sg_compiled *compiled)
+/* Some layer of @compiled is in audit mode. */
+static bool compiled_audits(const struct sg_compiled *compiled)
 {
 	for (uint32_t i = 0; i < compiled->config.n_layers && i < SG_LAYERS_MAX; i++)
 		if (compiled->config.layers[i].mode == SG_MODE_AUDIT)
@@ -61,11 +58,15 @@ int sg_probe_kernel(bool *rewrite_works, struct sg_err *err)
 	return sg_probe_rewrite(rewrite_works, err);
 }
 
+/*
+ * Rewriting needs a kernel where bpf_sysctl_set_new_value works; elsewhere
+ * rewrite and clamp rules deny, and the user hears why.
+ */
 void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works)
 {
 	compiled->config.rewrite_works = rewrite_works;
 	/* Audit layers report every write. */
-	compiled->config.audit_events = sg_compiled_audits(compiled);
+	compiled->config.audit_events = compiled_audits(compiled);
 	if (rewrite_works)
 		return;
 	for (uint32_t i = 0; i < compiled->config.n_rules; i++) {

@@ -137,14 +137,6 @@ static int pin_meta(const char *dir, const struct sg_guard_meta *meta)
 	return pin_user_map(dir, "meta", meta, sizeof(*meta), 1);
 }
 
-static bool audits(const struct sg_config *config)
-{
-	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
-		if (config->layers[i].mode == SG_MODE_AUDIT)
-			return true;
-	return false;
-}
-
 static void fill_meta(struct sg_guard_meta *meta, uint64_t cgid, const struct sg_tables *tables,
 		      const struct sg_guard_options *o, const char *description)
 {
@@ -157,7 +149,8 @@ static void fill_meta(struct sg_guard_meta *meta, uint64_t cgid, const struct sg
 	meta->n_layers = config->n_layers;
 	meta->n_rules = config->n_rules;
 	meta->rewrite_works = config->rewrite_works;
-	meta->learn = o->learn || audits(config);
+	/* A policy with an audit layer (audit_events) records what it would have done. */
+	meta->learn = o->learn || config->audit_events;
 	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
 		meta->layer_modes[i] = config->layers[i].mode;
 	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", tables->key);
