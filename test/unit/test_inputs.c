@@ -10,6 +10,18 @@
 
 static const uint64_t key[2] = {1, 2};
 
+/* The digest under @under of one input named @what. */
+static uint64_t digest_one(const char *what, const char *text, const uint64_t under[2])
+{
+	struct sg_inputs in;
+	uint64_t d = 0;
+
+	sg_inputs_init(&in);
+	sg_inputs_add_str(&in, what, text);
+	CHECK(sg_inputs_digest(&in, under, &d));
+	return d;
+}
+
 static uint64_t digest_of(const char *a, const char *b)
 {
 	struct sg_inputs in;
@@ -47,29 +59,13 @@ TEST(every_change_changes_the_digest)
 
 TEST(names_are_part_of_the_digest)
 {
-	struct sg_inputs in1, in2;
-	uint64_t d1 = 0, d2 = 0;
-
-	sg_inputs_init(&in1);
-	sg_inputs_add_str(&in1, "profile", "x");
-	sg_inputs_init(&in2);
-	sg_inputs_add_str(&in2, "mode", "x");
-	CHECK(sg_inputs_digest(&in1, key, &d1));
-	CHECK(sg_inputs_digest(&in2, key, &d2));
-	CHECK(d1 != d2);
+	CHECK(digest_one("profile", "x", key) != digest_one("mode", "x", key));
 }
 
 TEST(another_key_another_digest)
 {
 	const uint64_t other[2] = {1, 3};
-	struct sg_inputs in;
-	uint64_t d1 = 0, d2 = 0;
-
-	sg_inputs_init(&in);
-	sg_inputs_add_str(&in, "a", "x");
-	CHECK(sg_inputs_digest(&in, key, &d1));
-	CHECK(sg_inputs_digest(&in, other, &d2));
-	CHECK(d1 != d2);
+	CHECK(digest_one("a", "x", key) != digest_one("a", "x", other));
 }
 
 TEST(too_many_inputs_are_never_cached)
