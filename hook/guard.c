@@ -234,12 +234,14 @@ static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, 
 }
 
 /*
- * The policy's tables: those its inputs made before, or its compiled form's.
- * @description: the guard's description, which inputs found give.
+ * The policy's tables: those its inputs made before, or its compiled form's,
+ * made by policy->make first when *@compiled is NULL (and kept there: a
+ * second try after gc does not compile again). @description: the guard's
+ * description, which found inputs or make give.
  */
 static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_request *policy,
-			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
-			       struct sg_err *err)
+			       const struct sg_compiled **compiled, struct sg_tables *tables,
+			       char description[SG_DESCRIPTION_LEN], struct sg_err *err)
 {
 	uint64_t digest;
 	bool cached = policy->inputs && sg_inputs_digest(policy->inputs, prog->secret, &digest);
@@ -248,9 +250,14 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 		sg_debug("policy %s found by its inputs", tables->key);
 		return 0;
 	}
-	if (!policy->compiled)
-		return SG_GUARD_INPUTS_UNKNOWN;
-	int r = sg_tables_get(prog, policy->compiled, tables, err);
+	if (!*compiled) {
+		const char *made_description = "";
+		int r = policy->make(policy->make_arg, compiled, &made_description, err);
+		if (r < 0)
+			return r;
+		snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
+	}
+	int r = sg_tables_get(prog, *compiled, tables, err);
 	if (r == 0 && cached)
 		sg_tables_remember_inputs(prog, digest, tables, description);
 	return r;
@@ -261,6 +268,7 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 				  struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
 				  int *lock_fd, struct sg_err *err)
 {
+	const struct sg_compiled *compiled = policy->compiled;
 	int r = sg_bpffs_prepare(err);
 	if (r < 0)
 		return r;
@@ -270,7 +278,7 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 				       strerror(-*lock_fd));
 	r = sg_program_get(prog, err);
 	if (r == 0)
-		r = find_or_make_tables(prog, policy, tables, description, err);
+		r = find_or_make_tables(prog, policy, &compiled, tables, description, err);
 	if (r != -ENOSPC)
 		return r;
 	/* Every slot is taken: free those of policies no guard uses, and try once more. */
@@ -280,7 +288,7 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 	if (*lock_fd < 0)
 		return r;
 	memset(err, 0, sizeof(*err));
-	return find_or_make_tables(prog, policy, tables, description, err);
+	return find_or_make_tables(prog, policy, &compiled, tables, description, err);
 }
 
 /* An attach under way: its names, and what to undo if a later step fails. */
@@ -408,7 +416,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
 		r = get_program_and_tables(policy, &prog, &tables, description, &lock_fd, err);
-	if (r != 0)
+	if (r < 0)
 		return r;
 	fill_meta(meta, cgid, &tables, options, description);
 	attach_init(&a, cgroup_dir, cgid);

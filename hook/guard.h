@@ -52,14 +52,19 @@ struct sg_guard_options {
 	uint32_t events; /* enum sg_event_policy beyond denials and rewrites */
 };
 
-/* A guard's policy: compiled, or known by the inputs that made it before (inputs.h). */
+/*
+ * A guard's policy: the one its inputs (inputs.h) made before, or else its
+ * compiled form, given or made on demand. Making it means parsing and
+ * compiling, which a policy already in use on the node skips.
+ */
 struct sg_policy_request {
-	const struct sg_compiled *compiled; /* NULL: only a policy @inputs made before */
+	const struct sg_compiled *compiled; /* NULL: @make makes it when needed */
 	const struct sg_inputs *inputs;	    /* NULL: neither looked up nor remembered */
+	/* The compiled policy and the guard's description, for inputs not seen before. */
+	int (*make)(void *arg, const struct sg_compiled **compiled, const char **description,
+		    struct sg_err *err);
+	void *make_arg;
 };
-
-/* What sg_guard_attach returns when asked for inputs it does not know, without @compiled. */
-#define SG_GUARD_INPUTS_UNKNOWN 1
 
 /*
  * Guards the cgroup @cgroup_dir with @policy (its tables made, or shared

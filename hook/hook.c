@@ -45,6 +45,9 @@ struct hook_ctx {
 	char *annotation_label;
 	char *sysctl_text; /* linux.sysctl as "name\0value\0"..., for the inputs digest */
 	size_t sysctl_text_len;
+	bool has_mode; /* io.sysctl-guard.mode, in mode */
+	enum sg_mode mode;
+	bool rewrite_works; /* the kernel probe's answer */
 	bool policy_parsed; /* make_policy ran: its input errors, if any, are reported */
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
@@ -150,8 +153,7 @@ static void collect_inputs(struct hook_ctx *h, const char *mode_text, struct sg_
 }
 
 /* Parses, composes and compiles the container's policy: for inputs new on the node. */
-static int make_policy(struct hook_ctx *h, const enum sg_mode *mode, bool rewrite_works,
-		       struct sg_err *err)
+static int make_policy(struct hook_ctx *h, struct sg_err *err)
 {
 	struct sg_policy annotation = {0};
 	int r = 0;
@@ -163,13 +165,24 @@ static int make_policy(struct hook_ctx *h, const enum sg_mode *mode, bool rewrit
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(h->config.baseline, h->config.baseline_label,
 						h->has_annotation ? &annotation : NULL,
-						h->annotation_label, mode, h->oci.sysctls,
-						h->oci.n_sysctls, &h->set, err);
+						h->annotation_label, h->has_mode ? &h->mode : NULL,
+						h->oci.sysctls, h->oci.n_sysctls, &h->set, err);
 	sg_policy_free(&annotation);
 	if (r == 0)
 		r = sg_compile(&h->set, &h->compiled, err);
 	if (r == 0)
-		sg_fit_to_kernel(&h->compiled, rewrite_works);
+		sg_fit_to_kernel(&h->compiled, h->rewrite_works);
+	return r;
+}
+
+/* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */
+static int make_for_guard(void *arg, const struct sg_compiled **compiled, const char **description,
+			  struct sg_err *err)
+{
+	struct hook_ctx *h = arg;
+	int r = make_policy(h, err);
+	*compiled = &h->compiled;
+	*description = h->set.description;
 	return r;
 }
 
@@ -271,15 +284,14 @@ static bool nothing_to_guard_by_state(const struct hook_ctx *h)
  * when there is one (no parsing, no compiling), or with the policy made from
  * them now.
  */
-static int guard_container(struct hook_ctx *h, const char *mode_text, const enum sg_mode *mode,
-			   uint32_t events, struct sg_guard_meta *meta, struct sg_err *err)
+static int guard_container(struct hook_ctx *h, const char *mode_text, uint32_t events,
+			   struct sg_guard_meta *meta, struct sg_err *err)
 {
 	struct sg_inputs inputs;
 	char cgroup[PATH_MAX];
-	bool rewrite_works = false;
 
 	/* The probes fork and unshare, which the confined hook may not: they come first. */
-	int r = sg_probe_kernel(&rewrite_works, err);
+	int r = sg_probe_kernel(&h->rewrite_works, err);
 	if (r < 0)
 		return r;
 	r = resolve_cgroup(h, cgroup, err);
@@ -302,21 +314,14 @@ static int guard_container(struct hook_ctx *h, const char *mode_text, const enum
 	confinement_selftest();
 
 	collect_inputs(h, mode_text, &inputs);
-	struct sg_policy_request request = {.inputs = &inputs};
+	struct sg_policy_request request = {
+	    .inputs = &inputs, .make = make_for_guard, .make_arg = h};
 	struct sg_guard_options options = {
 	    .container_id = h->state.id,
 	    .learn = wants_learning(h),
 	    .events = events,
 	};
 	r = sg_guard_attach(cgroup, &request, &options, meta, err);
-	if (r == SG_GUARD_INPUTS_UNKNOWN) {
-		r = make_policy(h, mode, rewrite_works, err);
-		if (r < 0)
-			return r;
-		request.compiled = &h->compiled;
-		options.description = h->set.description;
-		r = sg_guard_attach(cgroup, &request, &options, meta, err);
-	}
 	if (r < 0)
 		return r;
 	sg_info("guarded %s with %s (%u rules, policy %s)", cgroup, meta->description,
@@ -329,14 +334,13 @@ static int guard_container(struct hook_ctx *h, const char *mode_text, const enum
  * does not parse is still the user's error, on any kernel and whatever
  * on_unsupported says: it is reported instead.
  */
-static int input_error_first(struct hook_ctx *h, const enum sg_mode *mode, int r,
-			     struct sg_err *err)
+static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 {
 	struct sg_err policy_err = {0};
 
 	if (h->policy_parsed || err->status == SG_EXIT_INPUT)
 		return r;
-	int pr = make_policy(h, mode, false, &policy_err);
+	int pr = make_policy(h, &policy_err);
 	if (pr == 0)
 		return r;
 	*err = policy_err;
@@ -346,7 +350,6 @@ static int input_error_first(struct hook_ctx *h, const enum sg_mode *mode, int r
 static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 {
 	const char *mode_text;
-	enum sg_mode mode;
 	uint32_t events = 0;
 	struct sg_guard_meta meta = {0};
 	int r;
@@ -363,7 +366,8 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 		return r;
 	/* Annotations in config.json count too: read once it is loaded. */
 	mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
-	if (mode_text && parse_mode(mode_text, &mode, err) < 0)
+	h->has_mode = mode_text != NULL;
+	if (mode_text && parse_mode(mode_text, &h->mode, err) < 0)
 		return -EINVAL;
 	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
 	if (r < 0)
@@ -375,9 +379,9 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = check_tamper(h, err);
 	if (r < 0)
 		return r;
-	r = guard_container(h, mode_text, mode_text ? &mode : NULL, events, &meta, err);
+	r = guard_container(h, mode_text, events, &meta, err);
 	if (r < 0)
-		return input_error_first(h, mode_text ? &mode : NULL, r, err);
+		return input_error_first(h, r, err);
 	return 0;
 }
 
