@@ -40,8 +40,7 @@ struct sg_profile_text {
 /* sg_profile_load in two steps: reading (the same errors) and parsing. */
 int sg_profile_read(const char *name, const char *profiles_dir, struct sg_profile_text *out,
 		    struct sg_err *err);
-int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out,
-		     struct sg_err *err);
+int sg_profile_parse(const struct sg_profile_text *text, struct sg_policy *out, struct sg_err *err);
 void sg_profile_text_free(struct sg_profile_text *text);
 
 #endif

@@ -505,8 +505,8 @@ int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tab
 	return find_pinned(prog, out);
 }
 
-int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest,
-			     struct sg_tables *out, char description[SG_DESCRIPTION_LEN])
+int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest, struct sg_tables *out,
+			     char description[SG_DESCRIPTION_LEN])
 {
 	struct sg_inputs_entry entry;
 	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
@@ -531,7 +531,8 @@ void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
 	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
 
 	snprintf(entry.policy_key, sizeof(entry.policy_key), "%s", tables->key);
-	snprintf(entry.description, sizeof(entry.description), "%s", description ? description : "");
+	snprintf(entry.description, sizeof(entry.description), "%s",
+		 description ? description : "");
 	/* Full (SG_MAX_INPUTS): these inputs are parsed again next time, nothing worse. */
 	if (fd >= 0)
 		bpf_map_update_elem(fd, &digest, &entry, BPF_ANY);

@@ -60,8 +60,8 @@ int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tab
  * those inputs gave. 0, or -ENOENT when the inputs are new or their policy
  * was collected since.
  */
-int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest,
-			     struct sg_tables *out, char description[SG_DESCRIPTION_LEN]);
+int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest, struct sg_tables *out,
+			     char description[SG_DESCRIPTION_LEN]);
 
 /* Records that the inputs of digest @digest made @tables (best effort). */
 void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,

@@ -290,6 +290,6 @@ TEST(adopting_compose_takes_the_annotation)
 	sg_policy_free(&base);
 }
 
-RUN_TESTS(T(adopting_compose_takes_the_annotation), T(nothing_to_attach), T(baseline_only), T(annotation_only), T(baseline_and_annotation),
-	  T(mode_override_narrows_only), T(pairs_normalised), T(bad_pairs_are_input_errors),
-	  T(single))
+RUN_TESTS(T(adopting_compose_takes_the_annotation), T(nothing_to_attach), T(baseline_only),
+	  T(annotation_only), T(baseline_and_annotation), T(mode_override_narrows_only),
+	  T(pairs_normalised), T(bad_pairs_are_input_errors), T(single))
