@@ -40,10 +40,13 @@ const volatile struct sg_program_config program_config = {};
 	} name SEC(".maps")
 
 SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
-SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32, __u32);
+SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
+	     __u32[SG_DFA_PER_ELEMENT]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     struct sg_rule_entry);
 SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_HASH, 0, struct sg_value_hash_key, __u8);
+SG_OUTER_MAP(policy_texts, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
+	     struct sg_rule_text);
 SG_OUTER_MAP(policy_counters, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP, __u32, __u64);
 
 /* The key policies are named under on this node (userspace only: tables.c). */
@@ -74,7 +77,7 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	void *exact, *dfa, *rules, *values, *counters;
+	void *exact, *dfa, *rules, *values, *texts, *counters;
 	__u32 row_width;
 	__u32 value_loaded; /* scratch.cur holds the value being written */
 	struct bpf_sysctl *ctx;
@@ -93,8 +96,9 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
 	env->values = bpf_map_lookup_elem(&policy_values, &slot);
+	env->texts = bpf_map_lookup_elem(&policy_texts, &slot);
 	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
-	return env->exact && env->dfa && env->rules && env->values && env->counters;
+	return env->exact && env->dfa && env->rules && env->values && env->texts && env->counters;
 }
 
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
@@ -107,24 +111,33 @@ static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u
 	return bpf_map_lookup_elem(env->rules, &rule);
 }
 
+static SG_INLINE const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
+{
+	return bpf_map_lookup_elem(env->texts, &text);
+}
+
 static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
 {
 	__u32 *rule = bpf_map_lookup_elem(env->exact, key);
 	return rule ? *rule : SG_NO_RULE;
 }
 
+/* Entry @i of the DFA's rows laid end to end (sysctl_guard.h), or @missing. */
+static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 i, __u32 missing)
+{
+	__u32 key = i / SG_DFA_PER_ELEMENT;
+	__u32 *entries = bpf_map_lookup_elem(env->dfa, &key);
+	return entries ? entries[i % SG_DFA_PER_ELEMENT] : missing;
+}
+
 static SG_INLINE __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)
 {
-	__u32 key = state * env->row_width + byte_class;
-	__u32 *next = bpf_map_lookup_elem(env->dfa, &key);
-	return next ? *next : SG_DEAD_STATE;
+	return sg_dfa_entry(env, state * env->row_width + byte_class, SG_DEAD_STATE);
 }
 
 static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 {
-	__u32 key = state * env->row_width + env->row_width - 1;
-	__u32 *rule = bpf_map_lookup_elem(env->dfa, &key);
-	return rule ? *rule : SG_NO_RULE;
+	return sg_dfa_entry(env, state * env->row_width + env->row_width - 1, SG_NO_RULE);
 }
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)

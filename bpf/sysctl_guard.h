@@ -60,21 +60,33 @@ enum sg_verdict {
 	SG_VERDICT_COUNT = 4,
 };
 
+/*
+ * What every decision by a rule reads: the rules table, one entry per rule,
+ * kept small. What only a rewrite or a clamp needs is in the texts table.
+ */
 struct sg_rule_entry {
 	__u8 access;	   /* enum sg_access */
 	__u8 on_violation; /* enum sg_on_violation */
 	__u8 flags;	   /* enum sg_rule_flags */
 	__u8 n_ranges;	   /* fields with their own range (SG_RULE_RANGE without _ALL) */
 	__u8 layer;	   /* index into sg_config.layers, or SG_PINNED_LAYER */
-	__u8 pad[1];
-	__u16 rewrite_len; /* strlen(rewrite) */
+	__u8 pad[3];
+	__u32 text; /* index of its sg_rule_text, or SG_NO_RULE: it neither rewrites nor clamps */
+	__u32 pad2;
 	__s64 min[SG_FIELDS_MAX];
 	__s64 max[SG_FIELDS_MAX];
-	/* min and max in decimal, for clamping: the program copies, never formats. */
-	struct sg_bound_text {
-		__u8 len;
-		char text[SG_BOUND_TEXT];
-	} bound[SG_FIELDS_MAX][2]; /* [field][0: min, 1: max] */
+};
+
+/* A bound in decimal, for clamping: the program copies, never formats. */
+struct sg_bound_text {
+	__u8 len;
+	char text[SG_BOUND_TEXT];
+};
+
+/* What a rule writes instead of the value written: only rules that rewrite or clamp have one. */
+struct sg_rule_text {
+	struct sg_bound_text bound[SG_FIELDS_MAX][2]; /* [field][0: min, 1: max] */
+	__u16 rewrite_len;			      /* strlen(rewrite) */
 	char rewrite[SG_VALUE_MAX];
 };
 
@@ -169,12 +181,16 @@ struct sg_guard_storage {
 /*
  * The kernel's DFA table: one row per state, the next state for every byte
  * class, then the rule the state accepts (SG_NO_RULE when none): one map for
- * both, one lookup of the outer map per access.
+ * both, one lookup of the outer map per access. The rows are laid end to end
+ * and each array element holds two of their entries: the kernel gives every
+ * element of an array 8 bytes, and half of them would be padding.
  */
 static inline __u32 sg_dfa_row_width(__u32 n_classes)
 {
 	return n_classes + 1;
 }
+
+#define SG_DFA_PER_ELEMENT 2 /* the value of the DFA table: __u32[SG_DFA_PER_ELEMENT] */
 
 /* Knobs of the loaded program that the verifier must see: kernel features. */
 struct sg_program_config {

@@ -6,6 +6,7 @@
  *
  *   const struct sg_config *sg_env_config(struct sg_env *env);
  *   const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule);
+ *   const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text);
  *   __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key);
  *   __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class);
  *   __u32 sg_env_accept(struct sg_env *env, __u32 state);
@@ -209,20 +210,21 @@ SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
  * from map memory they are unknown to the verifier, so it checks one path
  * here instead of one per combination of clamped fields.
  */
-SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_entry *rule, __u32 n)
+SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_text *text,
+				__u32 rule_flags, __u32 n)
 {
 	__u32 pos = 0, f, i;
 
-	if (!s || !rule)
+	if (!s || !text)
 		return -1;
 	for (f = 0; f < SG_FIELDS_MAX; f++) {
 		if (f >= n)
 			break;
 		__u32 to = s->clamp_to[f];
 		if (to) {
-			__u32 r = (rule->flags & SG_RULE_RANGE_ALL) ? 0 : f;
+			__u32 r = (rule_flags & SG_RULE_RANGE_ALL) ? 0 : f;
 			const struct sg_bound_text *b =
-			    &rule->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
+			    &text->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
 			s->out[pos & (2 * SG_VALUE_MAX - 1)] = ' ';
 			pos += 1;
 			/*
@@ -334,16 +336,16 @@ SG_SUBPROG __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule_entry
 }
 
 /* Copies the rule's rewrite value into s->cur. */
-SG_SUBPROG int sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_entry *rule)
+SG_SUBPROG int sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_text *text)
 {
 	__u32 i, len;
 
-	if (!s || !rule)
+	if (!s || !text)
 		return -1;
-	len = rule->rewrite_len;
+	len = text->rewrite_len;
 
 	for (i = 0; i < SG_VALUE_MAX - 1 && i < len; i++)
-		s->cur[i] = rule->rewrite[i];
+		s->cur[i] = text->rewrite[i];
 	s->cur[len & (SG_VALUE_MAX - 1)] = '\0';
 	s->cur_len = len;
 	return 0;
@@ -388,10 +390,13 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 		return reason;
 	if (!cfg->rewrite_works)
 		return SG_REASON_NO_REWRITE;
-	if (reason == SG_REASON_REWRITTEN)
-		sg_take_rewrite(s, rule);
-	else if (sg_write_clamped(s, rule, n_fields) < 0)
+	const struct sg_rule_text *text = sg_env_text(env, rule->text);
+	if (reason == SG_REASON_REWRITTEN) {
+		if (sg_take_rewrite(s, text) < 0)
+			return SG_REASON_VALUE_TOO_LONG;
+	} else if (sg_write_clamped(s, text, rule->flags, n_fields) < 0) {
 		return SG_REASON_VALUE_TOO_LONG;
+	}
 	*rewritten = 1;
 	return reason;
 }

@@ -133,8 +133,8 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 	}
 	if (r && r->n_values)
 		printf(", %zu allowed value%s", r->n_values, r->n_values == 1 ? "" : "s");
-	if (e->flags & SG_RULE_REWRITE)
-		printf(", rewrite \"%s\"", e->rewrite);
+	if (e->flags & SG_RULE_REWRITE && e->text < c->n_texts)
+		printf(", rewrite \"%s\"", c->texts[e->text].rewrite);
 	printf("\n");
 }
 

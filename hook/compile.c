@@ -737,7 +737,6 @@ static const char *where_text(const struct sg_rule_origin *where, char buf[256])
 	return buf;
 }
 
-/* Fills the rule entry of a policy rule; checks what the tables cannot hold. */
 /* The decimal text a clamped field gets: the BPF program copies it. */
 static void set_bound_text(struct sg_bound_text *b, int64_t v)
 {
@@ -745,17 +744,52 @@ static void set_bound_text(struct sg_bound_text *b, int64_t v)
 	b->len = (uint8_t)(n > 0 && (size_t)n < sizeof(b->text) ? n : 0);
 }
 
-static int fill_rule(struct sg_rule_entry *e, const struct sg_rule *r, uint8_t layer,
+/* A rule that may replace the value written has an entry in the texts table. */
+static bool rule_has_text(const struct sg_rule *r)
+{
+	return r->rewrite || (r->n_ranges && r->on_violation == SG_VIOLATION_CLAMP);
+}
+
+/* The rule's entry in the texts table: its bounds in decimal, its rewrite value. */
+static int fill_text(struct sg_rule_text *t, const struct sg_rule_entry *e, const struct sg_rule *r,
 		     const struct sg_rule_origin *where, struct sg_err *err)
 {
+	char buf[256];
+	size_t n = e->flags & SG_RULE_RANGE_ALL ? 1 : e->n_ranges;
+
+	for (size_t f = 0; f < n; f++) {
+		set_bound_text(&t->bound[f][0], e->min[f]);
+		set_bound_text(&t->bound[f][1], e->max[f]);
+	}
+	if (!r->rewrite)
+		return 0;
+	size_t len = strlen(r->rewrite);
+	if (len >= SG_VALUE_MAX)
+		return sg_input_error(err,
+				      "%s: the rewrite value is %zu bytes long; "
+				      "sysctl-guard can write at most %d",
+				      where_text(where, buf), len, SG_VALUE_MAX - 1);
+	t->rewrite_len = (uint16_t)len;
+	memcpy(t->rewrite, r->rewrite, len);
+	return 0;
+}
+
+/* Fills the rule entry (and text) of a policy rule; checks what the tables cannot hold. */
+static int fill_rule(struct sg_compiled *c, uint32_t rule, const struct sg_rule *r, uint8_t layer,
+		     const struct sg_rule_origin *where, struct sg_err *err)
+{
+	struct sg_rule_entry *e = &c->rules[rule];
 	char buf[256];
 
 	memset(e, 0, sizeof(*e));
 	e->access = (uint8_t)r->access;
 	e->on_violation = (uint8_t)r->on_violation;
 	e->layer = layer;
+	e->text = SG_NO_RULE;
 	if (r->n_values)
 		e->flags |= SG_RULE_VALUES;
+	if (r->rewrite)
+		e->flags |= SG_RULE_REWRITE;
 	if (r->n_ranges) {
 		e->flags |= SG_RULE_RANGE;
 		if (!r->range_per_field) {
@@ -774,22 +808,12 @@ static int fill_rule(struct sg_rule_entry *e, const struct sg_rule *r, uint8_t l
 		for (size_t f = 0; f < n; f++) {
 			e->min[f] = r->ranges[f].min;
 			e->max[f] = r->ranges[f].max;
-			set_bound_text(&e->bound[f][0], e->min[f]);
-			set_bound_text(&e->bound[f][1], e->max[f]);
 		}
 	}
-	if (r->rewrite) {
-		size_t len = strlen(r->rewrite);
-		if (len >= SG_VALUE_MAX)
-			return sg_input_error(err,
-					      "%s: the rewrite value is %zu bytes long; "
-					      "sysctl-guard can write at most %d",
-					      where_text(where, buf), len, SG_VALUE_MAX - 1);
-		e->flags |= SG_RULE_REWRITE;
-		e->rewrite_len = (uint16_t)len;
-		memcpy(e->rewrite, r->rewrite, len);
-	}
-	return 0;
+	if (!rule_has_text(r))
+		return 0;
+	e->text = c->n_texts++;
+	return fill_text(&c->texts[e->text], e, r, where, err);
 }
 
 static int add_value(struct sg_value_key *keys, size_t *n, uint32_t rule, const char *value,
@@ -884,7 +908,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	_cleanup_free_ struct exact_entry *exact = NULL;
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
 	struct nfa nfa = {0};
-	size_t n_policy_rules = 0, n_values = 0, n_exact = 0, n_pinned_rules = 0;
+	size_t n_policy_rules = 0, n_values = 0, n_exact = 0, n_pinned_rules = 0, n_texts = 0;
 	char buf[256];
 	int r;
 
@@ -895,8 +919,10 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 
 	for (size_t l = 0; l < set->n_layers; l++) {
 		n_policy_rules += set->layers[l].n_rules;
-		for (size_t i = 0; i < set->layers[l].n_rules; i++)
+		for (size_t i = 0; i < set->layers[l].n_rules; i++) {
 			n_values += set->layers[l].rules[i].n_values;
+			n_texts += rule_has_text(&set->layers[l].rules[i]);
+		}
 	}
 
 	/*
@@ -921,6 +947,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.config.has_pinned = n_pinned_rules > 0;
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
+	c.texts = sg_xcalloc(n_texts, sizeof(*c.texts));
 	c.value_keys = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.value_keys));
 	exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*exact));
 	patterns.n = n_policy_rules;
@@ -942,7 +969,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 			r = rule_pattern(&patterns, g, rule, &where, err);
 			if (r < 0)
 				return r;
-			r = fill_rule(&c.rules[g], rule, (uint8_t)l, &where, err);
+			r = fill_rule(&c, g, rule, (uint8_t)l, &where, err);
 			if (r < 0)
 				return r;
 			c.origins[g] = where;
@@ -973,6 +1000,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 			e->on_violation = SG_VIOLATION_DENY;
 			e->flags = SG_RULE_VALUES;
 			e->layer = SG_PINNED_LAYER;
+			e->text = SG_NO_RULE;
 			c.origins[g] = where;
 			add_exact(exact, &n_exact, SG_PINNED_LAYER, pair->name, g);
 			g++;
@@ -1042,6 +1070,7 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->accept);
 	free(compiled->rules);
 	free(compiled->origins);
+	free(compiled->texts);
 	free(compiled->exact_keys);
 	free(compiled->exact_rules);
 	free(compiled->value_keys);

@@ -28,6 +28,8 @@ struct sg_compiled {
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
+	struct sg_rule_text *texts; /* of the rules that rewrite or clamp (sg_rule_entry.text) */
+	uint32_t n_texts;
 
 	struct sg_exact_key *exact_keys; /* sorted by memcmp, for bsearch */
 	uint32_t *exact_rules;

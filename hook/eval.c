@@ -30,6 +30,11 @@ static inline const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 
 	return rule < env->c->config.n_rules ? &env->c->rules[rule] : NULL;
 }
 
+static inline const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
+{
+	return text < env->c->n_texts ? &env->c->texts[text] : NULL;
+}
+
 static inline __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
 {
 	return sg_compiled_exact(env->c, key->layer, key->name);

@@ -295,6 +295,7 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	    {sg_table_names[SG_TABLE_DFA], skel->maps.policy_dfa},
 	    {sg_table_names[SG_TABLE_RULES], skel->maps.policy_rules},
 	    {sg_table_names[SG_TABLE_VALUES], skel->maps.policy_values},
+	    {sg_table_names[SG_TABLE_TEXTS], skel->maps.policy_texts},
 	    {sg_table_names[SG_TABLE_COUNTERS], skel->maps.policy_counters},
 	};
 	char path[PATH_MAX];

@@ -44,12 +44,13 @@ enum sg_table {
 	SG_TABLE_DFA,
 	SG_TABLE_RULES,
 	SG_TABLE_VALUES,
+	SG_TABLE_TEXTS,
 	SG_TABLE_COUNTERS,
 	SG_TABLE_COUNT,
 };
 
 /* The tables' pin names, in enum sg_table order: for initialisers. */
-#define SG_TABLE_NAMES "exact", "dfa", "rules", "values", "counters"
+#define SG_TABLE_NAMES "exact", "dfa", "rules", "values", "texts", "counters"
 
 extern const char *const sg_table_names[SG_TABLE_COUNT];
 

@@ -60,6 +60,7 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 			  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
 	sg_siphash_update(&h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	sg_siphash_update(&h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	sg_siphash_update(&h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
 	sg_siphash_update(&h, c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
 	sg_siphash_update(&h, c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
 	sg_siphash_update(&h, c->value_keys, c->n_values * sizeof(*c->value_keys));
@@ -74,6 +75,16 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 static uint32_t at_least_one(size_t n)
 {
 	return n ? (uint32_t)n : 1;
+}
+
+static size_t dfa_entries(const struct sg_compiled *c)
+{
+	return (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes);
+}
+
+static size_t dfa_elements(const struct sg_compiled *c)
+{
+	return (dfa_entries(c) + SG_DFA_PER_ELEMENT - 1) / SG_DFA_PER_ELEMENT;
 }
 
 static uint32_t counter_rows(const struct sg_compiled *c)
@@ -95,13 +106,15 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 	} shapes[] = {
 	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key), sizeof(uint32_t),
 				c->n_exact, 0},
-	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint32_t),
-			      (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes),
+	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+			      SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
 			      BPF_F_INNER_MAP | BPF_F_MMAPABLE},
 	    [SG_TABLE_RULES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_entry),
 				c->config.n_rules, BPF_F_INNER_MAP | BPF_F_MMAPABLE},
 	    [SG_TABLE_VALUES] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_value_hash_key),
 				 sizeof(uint8_t), c->n_values, 0},
+	    [SG_TABLE_TEXTS] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_text),
+				c->n_texts, BPF_F_INNER_MAP | BPF_F_MMAPABLE},
 	    [SG_TABLE_COUNTERS] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
 				   (size_t)counter_rows(c) * SG_VERDICT_COUNT, BPF_F_INNER_MAP},
 	    [PIN_INFO] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_policy_info), 1,
@@ -162,17 +175,33 @@ static int fill_mapped(int fd, size_t value_size, size_t n,
 	return 0;
 }
 
-/* The DFA as the program reads it: each state's row of next states, then what it accepts. */
-static void dfa_entry(size_t i, void *dst, const struct sg_compiled *c)
+/*
+ * The DFA as the program reads it: each state's row of next states, then
+ * what it accepts; the rows end to end, two entries to an element.
+ */
+static void dfa_element(size_t i, void *dst, const struct sg_compiled *c)
 {
 	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
-	size_t state = i / width, k = i % width;
-	*(uint32_t *)dst = k < classes ? c->transitions[state * classes + k] : c->accept[state];
+	uint32_t *entries = dst;
+
+	for (size_t k = 0; k < SG_DFA_PER_ELEMENT; k++) {
+		size_t entry = i * SG_DFA_PER_ELEMENT + k, state = entry / width,
+		       col = entry % width;
+		if (entry >= dfa_entries(c))
+			break;
+		entries[k] =
+		    col < classes ? c->transitions[state * classes + col] : c->accept[state];
+	}
 }
 
 static void rule_entry(size_t i, void *dst, const struct sg_compiled *c)
 {
 	memcpy(dst, &c->rules[i], sizeof(c->rules[i]));
+}
+
+static void rule_text(size_t i, void *dst, const struct sg_compiled *c)
+{
+	memcpy(dst, &c->texts[i], sizeof(c->texts[i]));
 }
 
 static void rule_name(size_t i, void *dst, const struct sg_compiled *c)
@@ -200,12 +229,14 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	int r =
-	    fill_mapped(m->fds[SG_TABLE_DFA], sizeof(uint32_t),
-			(size_t)c->n_states * sg_dfa_row_width(c->config.n_classes), dfa_entry, c);
+	int r = fill_mapped(m->fds[SG_TABLE_DFA], SG_DFA_PER_ELEMENT * sizeof(uint32_t),
+			    dfa_elements(c), dfa_element, c);
 	if (!r)
 		r = fill_mapped(m->fds[SG_TABLE_RULES], sizeof(struct sg_rule_entry),
 				c->config.n_rules, rule_entry, c);
+	if (!r)
+		r = fill_mapped(m->fds[SG_TABLE_TEXTS], sizeof(struct sg_rule_text), c->n_texts,
+				rule_text, c);
 	if (!r)
 		r = sg_map_update_all(m->fds[SG_TABLE_EXACT], c->exact_keys, sizeof(*c->exact_keys),
 				      c->exact_rules, sizeof(uint32_t), c->n_exact, BPF_ANY);

@@ -203,13 +203,21 @@ TEST(rule_entries)
 	CHECK(c.config.layers[1].mode == SG_MODE_AUDIT);
 	CHECK(c.config.layers[1].default_access == SG_ACCESS_NONE);
 
+	/* Only the rewrite (0) and the clamp (1) have texts, in rule order. */
+	CHECK(c.n_texts == 2);
 	const struct sg_rule_entry *e = &c.rules[0];
 	CHECK(e->access == SG_ACCESS_READ_WRITE && e->flags == SG_RULE_REWRITE);
-	CHECK(e->rewrite_len == 7 && strcmp(e->rewrite, "sandbox") == 0 && e->layer == 0);
+	CHECK(e->layer == 0 && e->text == 0);
+	CHECK(c.texts[0].rewrite_len == 7 && strcmp(c.texts[0].rewrite, "sandbox") == 0);
 
 	e = &c.rules[1];
 	CHECK(e->flags == (SG_RULE_RANGE | SG_RULE_RANGE_ALL));
 	CHECK(e->min[0] == 128 && e->max[0] == 4096 && e->on_violation == SG_VIOLATION_CLAMP);
+	CHECK(e->text == 1 && c.texts[1].rewrite_len == 0);
+	CHECK(c.texts[1].bound[0][0].len == 3 && strcmp(c.texts[1].bound[0][0].text, "128") == 0);
+	CHECK(c.texts[1].bound[0][1].len == 4 && strcmp(c.texts[1].bound[0][1].text, "4096") == 0);
+	for (uint32_t i = 2; i < c.config.n_rules; i++)
+		CHECK(c.rules[i].text == SG_NO_RULE);
 
 	e = &c.rules[2];
 	CHECK(e->flags == SG_RULE_RANGE && e->n_ranges == 2);
