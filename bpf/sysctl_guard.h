@@ -97,15 +97,6 @@ struct sg_exact_key {
 };
 
 /*
- * A rule's allowed value, normalised as a token list (whitespace runs become
- * one space, no leading or trailing space), zero padded: the compiler's form.
- */
-struct sg_value_key {
-	__u32 rule;
-	char value[SG_VALUE_MAX];
-};
-
-/*
  * Key of the kernel's values table: the rule and a keyed hash (SipHash rounds,
  * with a random key per loaded program) of the normalised value. Hashing
  * while normalising keeps the program small for the verifier; the secret key

@@ -686,32 +686,24 @@ static void merge_byte_classes(struct sg_compiled *c)
 	c->config.n_classes = n_new;
 }
 
-/*
- * A literal rule on its way into the exact table. It points at the name
- * instead of holding the 132-byte zero-padded key: a policy may have tens
- * of thousands of them, and the keys are written once, sorted.
- */
-struct exact_entry {
-	const char *name;
-	uint32_t layer;
-	uint32_t rule;
-};
-
-/* The order of memcmp on the keys (cmp_exact_key): layer bytes, then the zero-padded name. */
-static int cmp_exact_entry(const void *a, const void *b)
+/* By layer, then name; of equal names the first listed rule comes first. */
+static int cmp_exact_name(const void *a, const void *b)
 {
-	const struct exact_entry *x = a, *y = b;
-	int r = memcmp(&x->layer, &y->layer, sizeof(x->layer));
-	if (!r)
-		r = strcmp(x->name, y->name);
+	const struct sg_exact_name *x = a, *y = b;
+	if (x->layer != y->layer)
+		return (x->layer > y->layer) - (x->layer < y->layer);
+	int r = strcmp(x->name, y->name);
 	if (r)
 		return r;
 	return (x->rule > y->rule) - (x->rule < y->rule);
 }
 
-static int cmp_value_key(const void *a, const void *b)
+static int cmp_rule_value(const void *a, const void *b)
 {
-	return memcmp(a, b, sizeof(struct sg_value_key));
+	const struct sg_rule_value *x = a, *y = b;
+	if (x->rule != y->rule)
+		return (x->rule > y->rule) - (x->rule < y->rule);
+	return strcmp(x->value, y->value);
 }
 
 static void compiled_reset(struct sg_compiled *c)
@@ -816,7 +808,7 @@ static int fill_rule(struct sg_compiled *c, uint32_t rule, const struct sg_rule 
 	return fill_text(&c->texts[e->text], e, r, where, err);
 }
 
-static int add_value(struct sg_value_key *keys, size_t *n, uint32_t rule, const char *value,
+static int add_value(struct sg_rule_value *values, size_t *n, uint32_t rule, const char *value,
 		     const struct sg_rule_origin *where, struct sg_err *err)
 {
 	char buf[256];
@@ -827,41 +819,50 @@ static int add_value(struct sg_value_key *keys, size_t *n, uint32_t rule, const 
 				      "%s: the value \"%.40s...\" is %zu bytes long; sysctl-guard "
 				      "compares values of at most %d bytes",
 				      where_text(where, buf), value, len, SG_VALUE_MAX - 1);
-	struct sg_value_key *k = &keys[(*n)++];
-	memset(k, 0, sizeof(*k));
-	k->rule = rule;
-	memcpy(k->value, value, len);
+	values[(*n)++] = (struct sg_rule_value){.rule = rule, .value = value};
 	return 0;
 }
 
-static void add_exact(struct exact_entry *entries, size_t *n, uint32_t layer, const char *name,
+static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, const char *name,
 		      uint32_t rule)
 {
-	entries[(*n)++] = (struct exact_entry){.name = name, .layer = layer, .rule = rule};
+	exact[(*n)++] = (struct sg_exact_name){.layer = layer, .rule = rule, .name = name};
 }
 
 /* Sorted for bsearch; of duplicate names the first listed rule wins. */
-static void build_exact_table(struct sg_compiled *c, struct exact_entry *exact, size_t n_exact)
+static void build_exact_table(struct sg_compiled *c)
 {
-	qsort(exact, n_exact, sizeof(*exact), cmp_exact_entry);
-	c->exact_keys = sg_xcalloc(n_exact, sizeof(*c->exact_keys));
-	c->exact_rules = sg_xcalloc(n_exact, sizeof(*c->exact_rules));
-	for (size_t i = 0; i < n_exact; i++) {
-		if (c->n_exact && exact[i].layer == exact[i - 1].layer &&
-		    strcmp(exact[i].name, exact[i - 1].name) == 0)
+	size_t kept = 0;
+
+	qsort(c->exact, c->n_exact, sizeof(*c->exact), cmp_exact_name);
+	for (size_t i = 0; i < c->n_exact; i++) {
+		if (kept && c->exact[i].layer == c->exact[kept - 1].layer &&
+		    strcmp(c->exact[i].name, c->exact[kept - 1].name) == 0)
 			continue;
-		struct sg_exact_key *key = &c->exact_keys[c->n_exact];
-		key->layer = exact[i].layer;
-		memcpy(key->name, exact[i].name, strlen(exact[i].name));
-		c->exact_rules[c->n_exact] = exact[i].rule;
-		c->n_exact++;
+		c->exact[kept++] = c->exact[i];
 	}
+	c->n_exact = kept;
+}
+
+/* Sorted for bsearch, each pair once. */
+static void build_values_table(struct sg_compiled *c)
+{
+	size_t kept = 0;
+
+	qsort(c->values, c->n_values, sizeof(*c->values), cmp_rule_value);
+	for (size_t i = 0; i < c->n_values; i++) {
+		if (kept && cmp_rule_value(&c->values[kept - 1], &c->values[i]) == 0)
+			continue;
+		c->values[kept++] = c->values[i];
+	}
+	c->n_values = kept;
 }
 
 /*
  * The slash-form pattern of every policy rule, in global rule order: the
  * policy's own (the parser normalised it already), or normalised here for a
- * rule that has only a name. Only those few are copies.
+ * rule that has only a name. Only those few are copies, which the compiled
+ * tables keep: the exact table points at them.
  */
 struct rule_patterns {
 	const char **of;
@@ -905,10 +906,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
-	_cleanup_free_ struct exact_entry *exact = NULL;
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
 	struct nfa nfa = {0};
-	size_t n_policy_rules = 0, n_values = 0, n_exact = 0, n_pinned_rules = 0, n_texts = 0;
+	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0;
 	char buf[256];
 	int r;
 
@@ -948,8 +948,8 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
 	c.texts = sg_xcalloc(n_texts, sizeof(*c.texts));
-	c.value_keys = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.value_keys));
-	exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*exact));
+	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
+	c.exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*c.exact));
 	patterns.n = n_policy_rules;
 	patterns.of = sg_xcalloc(n_policy_rules, sizeof(*patterns.of));
 	patterns.normalised = sg_xcalloc(n_policy_rules, sizeof(*patterns.normalised));
@@ -974,14 +974,14 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 				return r;
 			c.origins[g] = where;
 			for (size_t v = 0; v < rule->n_values; v++) {
-				r = add_value(c.value_keys, &c.n_values, g, rule->values[v], &where,
+				r = add_value(c.values, &c.n_values, g, rule->values[v], &where,
 					      err);
 				if (r < 0)
 					return r;
 			}
 			/* Not rule->is_literal: the exact table and the DFA must split alike. */
 			if (sg_pattern_is_literal(patterns.of[g]))
-				add_exact(exact, &n_exact, (uint32_t)l, patterns.of[g], g);
+				add_exact(c.exact, &c.n_exact, (uint32_t)l, patterns.of[g], g);
 		}
 	}
 
@@ -1002,27 +1002,17 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 			e->layer = SG_PINNED_LAYER;
 			e->text = SG_NO_RULE;
 			c.origins[g] = where;
-			add_exact(exact, &n_exact, SG_PINNED_LAYER, pair->name, g);
+			add_exact(c.exact, &c.n_exact, SG_PINNED_LAYER, pair->name, g);
 			g++;
 		}
-		r = add_value(c.value_keys, &c.n_values, rule, pair->value ? pair->value : "",
-			      &where, err);
+		r = add_value(c.values, &c.n_values, rule, pair->value ? pair->value : "", &where,
+			      err);
 		if (r < 0)
 			return r;
 	}
 
-	build_exact_table(&c, exact, n_exact);
-	free(SG_TAKE(exact)); /* before the DFA, the largest step */
-
-	qsort(c.value_keys, c.n_values, sizeof(*c.value_keys), cmp_value_key);
-	size_t kept = 0;
-	for (size_t i = 0; i < c.n_values; i++) {
-		if (kept &&
-		    memcmp(&c.value_keys[kept - 1], &c.value_keys[i], sizeof(c.value_keys[i])) == 0)
-			continue;
-		c.value_keys[kept++] = c.value_keys[i];
-	}
-	c.n_values = kept;
+	build_exact_table(&c);
+	build_values_table(&c);
 
 	/* One DFA per layer over the patterns; state 0 is the dead state. */
 	assign_byte_classes(set, patterns.of, &c.config);
@@ -1056,6 +1046,8 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	    sg_xrealloc(c.transitions, (size_t)c.n_states * c.config.n_classes, sizeof(uint32_t));
 	c.accept = sg_xrealloc(c.accept, c.n_states, sizeof(uint32_t));
 	merge_byte_classes(&c);
+	c.name_copies = SG_TAKE(patterns.normalised);
+	c.n_name_copies = patterns.n;
 
 	*out = c;
 	memset(&c, 0, sizeof(c));
@@ -1071,43 +1063,39 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->rules);
 	free(compiled->origins);
 	free(compiled->texts);
-	free(compiled->exact_keys);
-	free(compiled->exact_rules);
-	free(compiled->value_keys);
+	free(compiled->exact);
+	free(compiled->values);
+	for (size_t i = 0; compiled->name_copies && i < compiled->n_name_copies; i++)
+		free(compiled->name_copies[i]);
+	free(compiled->name_copies);
 	memset(compiled, 0, sizeof(*compiled));
-}
-
-static int cmp_exact_key(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct sg_exact_key));
 }
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
-	struct sg_exact_key key;
-	size_t len = strnlen(name, SG_NAME_MAX);
+	const struct sg_exact_name key = {.layer = layer, .rule = 0, .name = name};
 
-	if (len >= SG_NAME_MAX || !c->n_exact)
-		return SG_NO_RULE;
-	memset(&key, 0, sizeof(key));
-	key.layer = layer;
-	memcpy(key.name, name, len);
-	const struct sg_exact_key *found =
-	    bsearch(&key, c->exact_keys, c->n_exact, sizeof(key), cmp_exact_key);
-	return found ? c->exact_rules[found - c->exact_keys] : SG_NO_RULE;
+	/* Not by cmp_exact_name, which orders equal names by rule: they are unique here. */
+	size_t lo = 0, hi = c->n_exact;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sg_exact_name *e = &c->exact[mid];
+		int r = e->layer != key.layer ? (e->layer > key.layer) - (e->layer < key.layer)
+					      : strcmp(e->name, key.name);
+		if (r == 0)
+			return e->rule;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SG_NO_RULE;
 }
 
 bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised)
 {
-	struct sg_value_key key;
-	size_t len = strnlen(normalised, SG_VALUE_MAX);
-
-	if (len >= SG_VALUE_MAX || !c->n_values)
-		return false;
-	memset(&key, 0, sizeof(key));
-	key.rule = rule;
-	memcpy(key.value, normalised, len);
-	return bsearch(&key, c->value_keys, c->n_values, sizeof(key), cmp_value_key) != NULL;
+	const struct sg_rule_value key = {.rule = rule, .value = normalised};
+	return bsearch(&key, c->values, c->n_values, sizeof(key), cmp_rule_value) != NULL;
 }
 
 uint32_t sg_compiled_match_pattern(const struct sg_compiled *c, uint32_t layer, const char *name)

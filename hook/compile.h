@@ -19,6 +19,25 @@ struct sg_rule_origin {
 	const char *name;   /* as written */
 };
 
+/*
+ * A literal rule: a key of the exact table. Compiled tables point into the
+ * policy set for names and values instead of holding the kernel's 132-byte
+ * zero-padded keys: a policy may have tens of thousands of them, and the
+ * loader writes each key once.
+ */
+struct sg_exact_name {
+	uint32_t layer;
+	uint32_t rule;
+	const char *name; /* slash form */
+};
+
+/* A value a rule allows, normalised as a token list (sg_value_normalise). */
+struct sg_rule_value {
+	uint32_t rule;
+	const char *value;
+};
+
+/* Points into the set it was compiled from (names, values, origins): free it first. */
 struct sg_compiled {
 	struct sg_config config; /* n_layers, n_classes, n_rules, layers, byte_class */
 
@@ -31,11 +50,12 @@ struct sg_compiled {
 	struct sg_rule_text *texts; /* of the rules that rewrite or clamp (sg_rule_entry.text) */
 	uint32_t n_texts;
 
-	struct sg_exact_key *exact_keys; /* sorted by memcmp, for bsearch */
-	uint32_t *exact_rules;
+	struct sg_exact_name *exact; /* by layer, then name (strcmp), for bsearch; unique */
 	size_t n_exact;
+	char **name_copies; /* slash forms of rules the set has only dotted (rule_pattern) */
+	size_t n_name_copies;
 
-	struct sg_value_key *value_keys; /* sorted by memcmp */
+	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
 	size_t n_values;
 };
 

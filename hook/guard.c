@@ -234,19 +234,18 @@ static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, 
 }
 
 /*
- * The policy's tables: those its inputs made before, or its compiled form's,
- * made by policy->make first when *@compiled is NULL (and kept there: a
- * second try after gc does not compile again). @description: the guard's
- * description, which found inputs or make give.
+ * The policy's tables: those its inputs made before (by their @digest; NULL
+ * when they cannot be cached), or its compiled form's, made by policy->make
+ * first when *@compiled is NULL (and kept there: a second try after gc does
+ * not compile again). @description: the guard's description, which found
+ * inputs or make give.
  */
 static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_request *policy,
-			       const struct sg_compiled **compiled, struct sg_tables *tables,
-			       char description[SG_DESCRIPTION_LEN], struct sg_err *err)
+			       const uint64_t *digest, const struct sg_compiled **compiled,
+			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
+			       struct sg_err *err)
 {
-	uint64_t digest;
-	bool cached = policy->inputs && sg_inputs_digest(policy->inputs, prog->secret, &digest);
-
-	if (cached && sg_tables_find_by_inputs(prog, digest, tables, description) == 0) {
+	if (digest && sg_tables_find_by_inputs(prog, *digest, tables, description) == 0) {
 		sg_debug("policy %s found by its inputs", tables->key);
 		return 0;
 	}
@@ -258,8 +257,8 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 		snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
 	}
 	int r = sg_tables_get(prog, *compiled, tables, err);
-	if (r == 0 && cached)
-		sg_tables_remember_inputs(prog, digest, tables, description);
+	if (r == 0 && digest)
+		sg_tables_remember_inputs(prog, *digest, tables, description);
 	return r;
 }
 
@@ -269,6 +268,7 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 				  int *lock_fd, struct sg_err *err)
 {
 	const struct sg_compiled *compiled = policy->compiled;
+	uint64_t digest;
 	int r = sg_bpffs_prepare(err);
 	if (r < 0)
 		return r;
@@ -277,8 +277,12 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 		return sg_system_error(err, -*lock_fd, "cannot lock %s: %s", SG_PIN_ROOT,
 				       strerror(-*lock_fd));
 	r = sg_program_get(prog, err);
-	if (r == 0)
-		r = find_or_make_tables(prog, policy, &compiled, tables, description, err);
+	if (r < 0)
+		return r;
+	/* Once, before make, which may free what the inputs point to. */
+	bool cached = policy->inputs && sg_inputs_digest(policy->inputs, prog->secret, &digest);
+	r = find_or_make_tables(prog, policy, cached ? &digest : NULL, &compiled, tables,
+				description, err);
 	if (r != -ENOSPC)
 		return r;
 	/* Every slot is taken: free those of policies no guard uses, and try once more. */
@@ -288,7 +292,8 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 	if (*lock_fd < 0)
 		return r;
 	memset(err, 0, sizeof(*err));
-	return find_or_make_tables(prog, policy, &compiled, tables, description, err);
+	return find_or_make_tables(prog, policy, cached ? &digest : NULL, &compiled, tables,
+				   description, err);
 }
 
 /* An attach under way: its names, and what to undo if a later step fails. */

@@ -60,7 +60,10 @@ struct sg_guard_options {
 struct sg_policy_request {
 	const struct sg_compiled *compiled; /* NULL: @make makes it when needed */
 	const struct sg_inputs *inputs;	    /* NULL: neither looked up nor remembered */
-	/* The compiled policy and the guard's description, for inputs not seen before. */
+	/*
+	 * The compiled policy and the guard's description, for inputs not seen
+	 * before. The inputs are digested before: make may free what they point to.
+	 */
 	int (*make)(void *arg, const struct sg_compiled **compiled, const char **description,
 		    struct sg_err *err);
 	void *make_arg;

@@ -159,8 +159,11 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 	int r = 0;
 
 	h->policy_parsed = true;
-	if (h->has_annotation)
+	if (h->has_annotation) {
 		r = sg_profile_parse(&h->annotation, &annotation, err);
+		/* Digested already; a large profile's text is not held while compiling. */
+		sg_profile_text_free(&h->annotation);
+	}
 	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(h->config.baseline, h->config.baseline_label,

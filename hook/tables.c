@@ -61,9 +61,15 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 	sg_siphash_update(&h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	sg_siphash_update(&h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
 	sg_siphash_update(&h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
-	sg_siphash_update(&h, c->exact_keys, c->n_exact * sizeof(*c->exact_keys));
-	sg_siphash_update(&h, c->exact_rules, c->n_exact * sizeof(*c->exact_rules));
-	sg_siphash_update(&h, c->value_keys, c->n_values * sizeof(*c->value_keys));
+	for (size_t i = 0; i < c->n_exact; i++) {
+		sg_siphash_update(&h, &c->exact[i].layer, sizeof(c->exact[i].layer));
+		sg_siphash_update(&h, &c->exact[i].rule, sizeof(c->exact[i].rule));
+		sg_siphash_update(&h, c->exact[i].name, strlen(c->exact[i].name) + 1);
+	}
+	for (size_t i = 0; i < c->n_values; i++) {
+		sg_siphash_update(&h, &c->values[i].rule, sizeof(c->values[i].rule));
+		sg_siphash_update(&h, c->values[i].value, strlen(c->values[i].value) + 1);
+	}
 	for (uint32_t i = 0; i < c->config.n_rules; i++)
 		if (c->origins[i].name)
 			sg_siphash_update(&h, c->origins[i].name, strlen(c->origins[i].name) + 1);
@@ -210,15 +216,41 @@ static void rule_name(size_t i, void *dst, const struct sg_compiled *c)
 		 c->origins[i].name ? c->origins[i].name : "");
 }
 
-/* Batches take no BPF_NOEXIST; the compiler never repeats a key. */
+/*
+ * The exact table, a batch at a time: the kernel's keys are zero-padded to
+ * SG_NAME_MAX, and a policy may have tens of thousands. Batches take no
+ * BPF_NOEXIST; the compiler never repeats a key.
+ */
+static int fill_exact(int fd, const struct sg_compiled *c)
+{
+	enum { BATCH = 256 };
+	struct sg_exact_key *keys = sg_xcalloc(BATCH, sizeof(*keys));
+	uint32_t rules[BATCH];
+	int r = 0;
+
+	for (size_t first = 0; r == 0 && first < c->n_exact; first += BATCH) {
+		size_t n = c->n_exact - first < BATCH ? c->n_exact - first : BATCH;
+		memset(keys, 0, n * sizeof(*keys));
+		for (size_t i = 0; i < n; i++) {
+			const struct sg_exact_name *e = &c->exact[first + i];
+			keys[i].layer = e->layer;
+			memcpy(keys[i].name, e->name, strlen(e->name));
+			rules[i] = e->rule;
+		}
+		r = sg_map_update_all(fd, keys, sizeof(*keys), rules, sizeof(*rules), n, BPF_ANY);
+	}
+	free(keys);
+	return r;
+}
+
 static int fill_values(int fd, const struct sg_compiled *c, const __u64 hash_key[2])
 {
 	/* The kernel's values table is keyed by the values' hashes under the policy's key. */
 	_cleanup_free_ struct sg_value_hash_key *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
 	_cleanup_free_ uint8_t *ones = sg_xcalloc(c->n_values, 1);
 	for (size_t i = 0; i < c->n_values; i++) {
-		hashes[i].rule = c->value_keys[i].rule;
-		hashes[i].hash = sg_value_hash(hash_key, c->value_keys[i].value);
+		hashes[i].rule = c->values[i].rule;
+		hashes[i].hash = sg_value_hash(hash_key, c->values[i].value);
 		ones[i] = 1;
 	}
 	return sg_map_update_all(fd, hashes, sizeof(*hashes), ones, 1, c->n_values, BPF_ANY);
@@ -238,8 +270,7 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 		r = fill_mapped(m->fds[SG_TABLE_TEXTS], sizeof(struct sg_rule_text), c->n_texts,
 				rule_text, c);
 	if (!r)
-		r = sg_map_update_all(m->fds[SG_TABLE_EXACT], c->exact_keys, sizeof(*c->exact_keys),
-				      c->exact_rules, sizeof(uint32_t), c->n_exact, BPF_ANY);
+		r = fill_exact(m->fds[SG_TABLE_EXACT], c);
 	if (!r)
 		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
 	if (!r)

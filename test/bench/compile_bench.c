@@ -134,9 +134,8 @@ static size_t table_bytes(const struct sg_compiled *c)
 	return (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t) +
 	       (size_t)c->n_states * sizeof(uint32_t) +
 	       (size_t)c->config.n_rules * sizeof(struct sg_rule_entry) +
-	       (size_t)c->n_texts * sizeof(struct sg_rule_text) +
-	       c->n_exact * (sizeof(struct sg_exact_key) + sizeof(uint32_t)) +
-	       c->n_values * sizeof(struct sg_value_key);
+	       (size_t)c->n_texts * sizeof(struct sg_rule_text) + c->n_exact * sizeof(*c->exact) +
+	       c->n_values * sizeof(*c->values);
 }
 
 int main(int argc, char **argv)

@@ -124,18 +124,21 @@ static void check_invariants(const struct sg_compiled *c)
 			break;
 		}
 	}
-	for (size_t i = 1; i < c->n_exact; i++)
-		if (memcmp(&c->exact_keys[i - 1], &c->exact_keys[i], sizeof(c->exact_keys[i])) >=
-		    0) {
-			CHECK(!"exact keys sorted and unique");
+	for (size_t i = 1; i < c->n_exact; i++) {
+		const struct sg_exact_name *a = &c->exact[i - 1], *b = &c->exact[i];
+		if (a->layer > b->layer ||
+		    (a->layer == b->layer && strcmp(a->name, b->name) >= 0)) {
+			CHECK(!"exact names sorted and unique");
 			break;
 		}
-	for (size_t i = 1; i < c->n_values; i++)
-		if (memcmp(&c->value_keys[i - 1], &c->value_keys[i], sizeof(c->value_keys[i])) >=
-		    0) {
-			CHECK(!"value keys sorted and unique");
+	}
+	for (size_t i = 1; i < c->n_values; i++) {
+		const struct sg_rule_value *a = &c->values[i - 1], *b = &c->values[i];
+		if (a->rule > b->rule || (a->rule == b->rule && strcmp(a->value, b->value) >= 0)) {
+			CHECK(!"values sorted and unique");
 			break;
 		}
+	}
 	for (uint32_t l = 0; l < c->config.n_layers; l++)
 		CHECK(c->config.layers[l].dfa_start < c->n_states);
 }
