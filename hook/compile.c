@@ -902,136 +902,50 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 	return 0;
 }
 
-int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
+/* The slash form of every policy rule (validated here), in global rule order. */
+static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rules,
+			    struct rule_patterns *patterns, struct sg_err *err)
 {
-	_cleanup_compiled_ struct sg_compiled c = {0};
-	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
-	_cleanup_free_ uint32_t *pinned_rule = NULL;
-	struct nfa nfa = {0};
-	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0;
-	char buf[256];
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (set->n_layers > SG_LAYERS_MAX)
-		return sg_input_error(err, "%zu policy layers; sysctl-guard composes at most %d",
-				      set->n_layers, SG_LAYERS_MAX);
-
-	for (size_t l = 0; l < set->n_layers; l++) {
-		n_policy_rules += set->layers[l].n_rules;
-		for (size_t i = 0; i < set->layers[l].n_rules; i++) {
-			n_values += set->layers[l].rules[i].n_values;
-			n_texts += rule_has_text(&set->layers[l].rules[i]);
-		}
-	}
-
-	/*
-	 * Pairs of the same name become one rule whose values are all of them.
-	 * Quadratic, but over the few linux.sysctl entries of one config.json.
-	 */
-	pinned_rule = sg_xcalloc(set->n_pinned, sizeof(*pinned_rule));
-	for (size_t i = 0; i < set->n_pinned; i++) {
-		size_t j = 0;
-		while (j < i && strcmp(set->pinned[j].name, set->pinned[i].name) != 0)
-			j++;
-		pinned_rule[i] = j < i ? pinned_rule[j] : (uint32_t)n_pinned_rules++;
-	}
-	if (n_policy_rules + n_pinned_rules > SG_MAX_RULES)
-		return sg_input_error(err,
-				      "%zu rules; sysctl-guard compiles at most %d: merge rules "
-				      "with patterns (net.ipv4.conf.*.rp_filter)",
-				      n_policy_rules + n_pinned_rules, SG_MAX_RULES);
-
-	c.config.n_layers = (uint32_t)set->n_layers;
-	c.config.n_rules = (uint32_t)(n_policy_rules + n_pinned_rules);
-	c.config.has_pinned = n_pinned_rules > 0;
-	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
-	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
-	c.texts = sg_xcalloc(n_texts, sizeof(*c.texts));
-	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
-	c.exact = sg_xcalloc(n_policy_rules + n_pinned_rules, sizeof(*c.exact));
-	patterns.n = n_policy_rules;
-	patterns.of = sg_xcalloc(n_policy_rules, sizeof(*patterns.of));
-	patterns.normalised = sg_xcalloc(n_policy_rules, sizeof(*patterns.normalised));
-
-	/* Rules, in layer order; literal ones into the exact table. */
-	uint32_t g = 0;
-	for (size_t l = 0; l < set->n_layers; l++) {
+	patterns->n = n_policy_rules;
+	patterns->of = sg_xcalloc(n_policy_rules, sizeof(*patterns->of));
+	patterns->normalised = sg_xcalloc(n_policy_rules, sizeof(*patterns->normalised));
+	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
 		const struct sg_policy *p = &set->layers[l];
-
-		c.config.layers[l].mode = (uint8_t)p->mode;
-		c.config.layers[l].default_access = (uint8_t)p->default_access;
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
-			const char *name = rule->name ? rule->name : rule->pattern;
-			const struct sg_rule_origin where = {p->origin, i, name};
-
-			r = rule_pattern(&patterns, g, rule, &where, err);
+			const struct sg_rule_origin where = {
+			    p->origin, i, rule->name ? rule->name : rule->pattern};
+			int r = rule_pattern(patterns, g, rule, &where, err);
 			if (r < 0)
 				return r;
-			r = fill_rule(&c, g, rule, (uint8_t)l, &where, err);
-			if (r < 0)
-				return r;
-			c.origins[g] = where;
-			for (size_t v = 0; v < rule->n_values; v++) {
-				r = add_value(c.values, &c.n_values, g, rule->values[v], &where,
-					      err);
-				if (r < 0)
-					return r;
-			}
-			/* Not rule->is_literal: the exact table and the DFA must split alike. */
-			if (sg_pattern_is_literal(patterns.of[g]))
-				add_exact(c.exact, &c.n_exact, (uint32_t)l, patterns.of[g], g);
 		}
 	}
+	return 0;
+}
 
-	/* One rule per pinned name: read-write, exactly its values. */
-	for (size_t i = 0; i < set->n_pinned; i++) {
-		const struct sg_sysctl_pair *pair = &set->pinned[i];
-		uint32_t rule = (uint32_t)n_policy_rules + pinned_rule[i];
-		const struct sg_rule_origin where = {pinned_origin, SIZE_MAX, pair->name};
-
-		if (strlen(pair->name) >= SG_NAME_MAX)
-			return sg_input_error(err, "%s: the name is longer than %d characters",
-					      where_text(&where, buf), SG_NAME_MAX - 1);
-		if (rule == g) {
-			struct sg_rule_entry *e = &c.rules[g];
-			e->access = SG_ACCESS_READ_WRITE;
-			e->on_violation = SG_VIOLATION_DENY;
-			e->flags = SG_RULE_VALUES;
-			e->layer = SG_PINNED_LAYER;
-			e->text = SG_NO_RULE;
-			c.origins[g] = where;
-			add_exact(c.exact, &c.n_exact, SG_PINNED_LAYER, pair->name, g);
-			g++;
-		}
-		r = add_value(c.values, &c.n_values, rule, pair->value ? pair->value : "", &where,
-			      err);
-		if (r < 0)
-			return r;
-	}
-
-	build_exact_table(&c);
-	build_values_table(&c);
-
-	/* One DFA per layer over the patterns; state 0 is the dead state. */
-	assign_byte_classes(set, patterns.of, &c.config);
+/* One DFA per layer over its wildcard patterns, end to end; state 0 is the dead state. */
+static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns *patterns,
+		     struct sg_compiled *c, struct sg_err *err)
+{
+	struct nfa nfa = {0};
 	size_t states_cap = 1024;
-	c.transitions = sg_xcalloc(states_cap * c.config.n_classes, sizeof(uint32_t));
-	c.accept = sg_xcalloc(states_cap, sizeof(uint32_t));
-	c.accept[SG_DEAD_STATE] = SG_NO_RULE;
-	c.n_states = 1;
 
-	g = 0;
-	for (size_t l = 0; l < set->n_layers; l++) {
+	assign_byte_classes(set, patterns->of, &c->config);
+	c->transitions = sg_xcalloc(states_cap * c->config.n_classes, sizeof(uint32_t));
+	c->accept = sg_xcalloc(states_cap, sizeof(uint32_t));
+	c->accept[SG_DEAD_STATE] = SG_NO_RULE;
+	c->n_states = 1;
+
+	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
 		const struct sg_policy *p = &set->layers[l];
 		nfa_free(&nfa);
 		nfa_node(&nfa, LOOP_NONE); /* the root */
 		for (size_t i = 0; i < p->n_rules; i++, g++)
-			if (!sg_pattern_is_literal(patterns.of[g]))
-				nfa_add_pattern(&nfa, c.config.byte_class, patterns.of[g], g);
+			if (!sg_pattern_is_literal(patterns->of[g]))
+				nfa_add_pattern(&nfa, c->config.byte_class, patterns->of[g],
+						(uint32_t)g);
 		nfa_drop_trie_index(&nfa);
-		r = build_layer_dfa(&c, &nfa, &states_cap, &c.config.layers[l].dfa_start);
+		int r = build_layer_dfa(c, &nfa, &states_cap, &c->config.layers[l].dfa_start);
 		if (r < 0) {
 			nfa_free(&nfa);
 			return sg_input_error(err,
@@ -1042,13 +956,153 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	}
 	nfa_free(&nfa);
 	/* The tables grew by doubling: give back the rows no state took. */
-	c.transitions =
-	    sg_xrealloc(c.transitions, (size_t)c.n_states * c.config.n_classes, sizeof(uint32_t));
-	c.accept = sg_xrealloc(c.accept, c.n_states, sizeof(uint32_t));
-	merge_byte_classes(&c);
+	c->transitions = sg_xrealloc(c->transitions, (size_t)c->n_states * c->config.n_classes,
+				     sizeof(uint32_t));
+	c->accept = sg_xrealloc(c->accept, c->n_states, sizeof(uint32_t));
+	merge_byte_classes(c);
+	return 0;
+}
+
+/* The policy rules' entries, texts and values, in layer order; literal ones into the exact table.
+ */
+static int compile_policy_rules(const struct sg_policy_set *set,
+				const struct rule_patterns *patterns, struct sg_compiled *c,
+				struct sg_err *err)
+{
+	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
+		const struct sg_policy *p = &set->layers[l];
+
+		c->config.layers[l].mode = (uint8_t)p->mode;
+		c->config.layers[l].default_access = (uint8_t)p->default_access;
+		for (size_t i = 0; i < p->n_rules; i++, g++) {
+			const struct sg_rule *rule = &p->rules[i];
+			const struct sg_rule_origin where = {
+			    p->origin, i, rule->name ? rule->name : rule->pattern};
+			int r = fill_rule(c, (uint32_t)g, rule, (uint8_t)l, &where, err);
+			if (r < 0)
+				return r;
+			c->origins[g] = where;
+			for (size_t v = 0; v < rule->n_values; v++) {
+				r = add_value(c->values, &c->n_values, (uint32_t)g, rule->values[v],
+					      &where, err);
+				if (r < 0)
+					return r;
+			}
+			/* Not rule->is_literal: the exact table and the DFA must split alike. */
+			if (sg_pattern_is_literal(patterns->of[g]))
+				add_exact(c->exact, &c->n_exact, (uint32_t)l, patterns->of[g],
+					  (uint32_t)g);
+		}
+	}
+	return 0;
+}
+
+/*
+ * One rule per pinned name, after the policy rules: read-write, exactly its
+ * values. @pinned_rule maps each pair to its rule among the pinned ones.
+ */
+static int compile_pinned(const struct sg_policy_set *set, const uint32_t *pinned_rule,
+			  uint32_t first, struct sg_compiled *c, struct sg_err *err)
+{
+	char buf[256];
+	uint32_t g = first;
+
+	for (size_t i = 0; i < set->n_pinned; i++) {
+		const struct sg_sysctl_pair *pair = &set->pinned[i];
+		uint32_t rule = first + pinned_rule[i];
+		const struct sg_rule_origin where = {pinned_origin, SIZE_MAX, pair->name};
+
+		if (strlen(pair->name) >= SG_NAME_MAX)
+			return sg_input_error(err, "%s: the name is longer than %d characters",
+					      where_text(&where, buf), SG_NAME_MAX - 1);
+		if (rule == g) {
+			struct sg_rule_entry *e = &c->rules[g];
+			e->access = SG_ACCESS_READ_WRITE;
+			e->on_violation = SG_VIOLATION_DENY;
+			e->flags = SG_RULE_VALUES;
+			e->layer = SG_PINNED_LAYER;
+			e->text = SG_NO_RULE;
+			c->origins[g] = where;
+			add_exact(c->exact, &c->n_exact, SG_PINNED_LAYER, pair->name, g);
+			g++;
+		}
+		int r = add_value(c->values, &c->n_values, rule, pair->value ? pair->value : "",
+				  &where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Pairs of the same name become one rule whose values are all of them.
+ * Quadratic, but over the few linux.sysctl entries of one config.json.
+ * Returns each pair's rule among the pinned ones; *n: how many rules.
+ */
+static uint32_t *group_pinned(const struct sg_policy_set *set, size_t *n)
+{
+	uint32_t *pinned_rule = sg_xcalloc(set->n_pinned, sizeof(*pinned_rule));
+
+	*n = 0;
+	for (size_t i = 0; i < set->n_pinned; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(set->pinned[j].name, set->pinned[i].name) != 0)
+			j++;
+		pinned_rule[i] = j < i ? pinned_rule[j] : (uint32_t)(*n)++;
+	}
+	return pinned_rule;
+}
+
+/*
+ * The DFA is built before the rule tables exist: it is the largest step, and
+ * what it needs while building is freed before they are made.
+ */
+int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
+{
+	_cleanup_compiled_ struct sg_compiled c = {0};
+	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
+	_cleanup_free_ uint32_t *pinned_rule = NULL;
+	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (set->n_layers > SG_LAYERS_MAX)
+		return sg_input_error(err, "%zu policy layers; sysctl-guard composes at most %d",
+				      set->n_layers, SG_LAYERS_MAX);
+	for (size_t l = 0; l < set->n_layers; l++) {
+		n_policy_rules += set->layers[l].n_rules;
+		for (size_t i = 0; i < set->layers[l].n_rules; i++) {
+			n_values += set->layers[l].rules[i].n_values;
+			n_texts += rule_has_text(&set->layers[l].rules[i]);
+		}
+	}
+	pinned_rule = group_pinned(set, &n_pinned_rules);
+	if (n_policy_rules + n_pinned_rules > SG_MAX_RULES)
+		return sg_input_error(err,
+				      "%zu rules; sysctl-guard compiles at most %d: merge rules "
+				      "with patterns (net.ipv4.conf.*.rp_filter)",
+				      n_policy_rules + n_pinned_rules, SG_MAX_RULES);
+	c.config.n_layers = (uint32_t)set->n_layers;
+	c.config.n_rules = (uint32_t)(n_policy_rules + n_pinned_rules);
+	c.config.has_pinned = n_pinned_rules > 0;
+
+	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0 ||
+	    (r = build_dfa(set, &patterns, &c, err)) < 0)
+		return r;
+
+	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
+	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
+	c.texts = sg_xcalloc(n_texts, sizeof(*c.texts));
+	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
+	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
+	if ((r = compile_policy_rules(set, &patterns, &c, err)) < 0 ||
+	    (r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err)) < 0)
+		return r;
+	build_exact_table(&c);
+	build_values_table(&c);
+
 	c.name_copies = SG_TAKE(patterns.normalised);
 	c.n_name_copies = patterns.n;
-
 	*out = c;
 	memset(&c, 0, sizeof(c));
 	return 0;

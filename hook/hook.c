@@ -159,11 +159,10 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 	int r = 0;
 
 	h->policy_parsed = true;
-	if (h->has_annotation) {
-		r = sg_profile_parse(&h->annotation, &annotation, err);
-		/* Digested already; a large profile's text is not held while compiling. */
-		sg_profile_text_free(&h->annotation);
-	}
+	/* The text was digested already: it goes as soon as it is parsed into a tree. */
+	if (h->has_annotation)
+		r = sg_policy_parse_taking(&h->annotation.text, h->annotation.len,
+					   h->annotation.origin, &annotation, err);
 	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(h->config.baseline, h->config.baseline_label,

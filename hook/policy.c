@@ -495,35 +495,47 @@ static int policy_from_tree(struct sg_json *root, const char *origin, struct sg_
 	return 0;
 }
 
-int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,
-		    struct sg_err *err)
+/* Parses @text; frees *@owned (the text, when the caller gave it up) once the tree holds it. */
+static int parse_text(const char *text, size_t len, char **owned, const char *origin,
+		      struct sg_policy *out, struct sg_err *err)
 {
 	struct sg_json *root = NULL;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (len > SG_MAX_POLICY_BYTES)
-		return sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
-	int r = sg_json_parse(text, len, origin, &root, err);
+		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
+	else
+		r = sg_json_parse(text, len, origin, &root, err);
+	if (owned)
+		free(SG_TAKE(*owned)); /* the tree has copied what it needs: not both at once */
 	if (r < 0)
 		return r;
 	return policy_from_tree(root, origin, out, err);
 }
 
+int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,
+		    struct sg_err *err)
+{
+	return parse_text(text, len, NULL, origin, out, err);
+}
+
+int sg_policy_parse_taking(char **text, size_t len, const char *origin, struct sg_policy *out,
+			   struct sg_err *err)
+{
+	return parse_text(*text, len, text, origin, out, err);
+}
+
 int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *err)
 {
-	_cleanup_free_ char *text = NULL;
-	struct sg_json *root = NULL;
+	char *text = NULL;
 	size_t len;
 
 	memset(out, 0, sizeof(*out));
 	int r = sg_read_file(path, SG_MAX_POLICY_BYTES, &text, &len, err);
 	if (r < 0)
 		return r;
-	r = sg_json_parse(text, len, path, &root, err);
-	free(SG_TAKE(text)); /* the tree has copied what it needs: not both at once */
-	if (r < 0)
-		return r;
-	return policy_from_tree(root, path, out, err);
+	return sg_policy_parse_taking(&text, len, path, out, err);
 }
 
 static void free_rule(struct sg_rule *rule)

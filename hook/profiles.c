@@ -188,7 +188,7 @@ int sg_profile_load(const char *name, const char *profiles_dir, struct sg_policy
 	struct sg_profile_text text;
 	int r = sg_profile_read(name, profiles_dir, &text, err);
 	if (r == 0)
-		r = sg_profile_parse(&text, out, err);
+		r = sg_policy_parse_taking(&text.text, text.len, text.origin, out, err);
 	sg_profile_text_free(&text);
 	return r;
 }
