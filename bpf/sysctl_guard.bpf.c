@@ -77,7 +77,8 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	void *exact, *dfa, *rules, *values, *texts, *counters;
+	void *exact, *dfa, *rules, *values, *counters; /* the texts: on demand (sg_env_text) */
+	__u32 slot;
 	__u32 row_width;
 	__u32 value_loaded; /* scratch.cur holds the value being written */
 	struct bpf_sysctl *ctx;
@@ -91,14 +92,14 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 	if (slot == 0)
 		return 0; /* attached, policy not written yet */
 	env->cfg = &g->config;
+	env->slot = slot;
 	env->row_width = sg_dfa_row_width(g->config.n_classes);
 	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
 	env->values = bpf_map_lookup_elem(&policy_values, &slot);
-	env->texts = bpf_map_lookup_elem(&policy_texts, &slot);
 	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
-	return env->exact && env->dfa && env->rules && env->values && env->texts && env->counters;
+	return env->exact && env->dfa && env->rules && env->values && env->counters;
 }
 
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
@@ -111,9 +112,11 @@ static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u
 	return bpf_map_lookup_elem(env->rules, &rule);
 }
 
+/* Only rewrites and clamps read the texts: other accesses skip the lookup. NULL: deny. */
 static SG_INLINE const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
 {
-	return bpf_map_lookup_elem(env->texts, &text);
+	void *texts = bpf_map_lookup_elem(&policy_texts, &env->slot);
+	return texts ? bpf_map_lookup_elem(texts, &text) : 0;
 }
 
 static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
