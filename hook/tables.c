@@ -420,27 +420,29 @@ static int wait_placed(const struct sg_program *prog, uint32_t slot, pid_t child
 }
 
 /*
- * Puts the policy's tables at its slot of every outer map: the program can
- * now find them. The kernel makes an outer-map update visible at once, then
- * waits for an RCU grace period before the syscall returns, so that no
- * program still uses the inner map it replaced (10 to 25 ms each on these
- * machines). A fresh slot replaced nothing, so nobody needs that wait: a
- * child makes the updates side by side, one thread each, and waits it out
- * detached; the hook goes on as soon as it sees every table in place.
+ * Starts putting the policy's tables at its slot of every outer map, where
+ * the program can find them. The kernel makes an outer-map update visible at
+ * once, then waits for an RCU grace period before the syscall returns, so
+ * that no program still uses the inner map it replaced (10 to 25 ms each on
+ * these machines). A fresh slot replaced nothing, so nobody needs that wait:
+ * a child makes the updates side by side, one thread each, and waits it out
+ * detached. *@child: the child, or -1 when the updates were made here.
  */
-static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
+static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
+			 pid_t *child)
 {
 	struct placement p[SG_TABLE_COUNT];
 
+	*child = -1;
 	if (sg_injected_fault("map_update"))
 		return -EIO;
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
 		p[i] = (struct placement){prog->outer_fds[i], m->fds[i], slot, 0};
-	pid_t child = fork();
-	if (child == 0)
+	*child = fork();
+	if (*child == 0)
 		place_in_child(p, SG_TABLE_COUNT);
-	if (child > 0)
-		return wait_placed(prog, slot, child);
+	if (*child > 0)
+		return 0;
 	/* Without a child, the updates happen here, waits included. */
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
 		place_one(&p[i]);
@@ -448,6 +450,12 @@ static int place_tables(const struct sg_program *prog, const struct policy_maps 
 			return -p[i].error;
 	}
 	return 0;
+}
+
+/* Returns once every table is in place, as soon as the hook sees them there. */
+static int finish_placing(const struct sg_program *prog, uint32_t slot, pid_t child)
+{
+	return child > 0 ? wait_placed(prog, slot, child) : 0;
 }
 
 int sg_tables_open_map(const char *key, const char *name)
@@ -502,18 +510,28 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 	if (r == 0)
 		r = create_maps(c, &m);
 	if (r == 0)
-		r = fill_maps(&m, c, info);
-	if (r == 0)
 		r = claim_slot(prog, out->key, &info->slot);
 	if (r < 0) {
 		close_maps(&m);
 		return r;
 	}
-	r = write_info(&m, info);
+	/*
+	 * No program reads the slot before a guard's storage names it, and no
+	 * guard does before this returns: the tables are filled and pinned
+	 * while they are being placed.
+	 */
+	pid_t placer;
+	r = start_placing(prog, &m, info->slot, &placer);
 	if (r == 0)
-		r = place_tables(prog, &m, info->slot);
+		r = fill_maps(&m, c, info);
+	if (r == 0)
+		r = write_info(&m, info);
 	if (r == 0)
 		r = pin_maps(&m, staging);
+	/* Also after a failure: the slot is not released under the placer's updates. */
+	int placed = finish_placing(prog, info->slot, placer);
+	if (r == 0)
+		r = placed;
 	if (r == 0 && sg_injected_fault("rename"))
 		r = -EIO;
 	if (r == 0) {
