@@ -581,13 +581,11 @@ static void read_counters(const char *policy_key, struct sg_guard_status *out)
 		bpf_map_lookup_elem(fd, &k, &out->counters[k]);
 }
 
+/* Rules whose names cannot be read stay unnamed: the counters are what status is for. */
 static void read_rule_names(const char *policy_key, struct sg_guard_status *out)
 {
-	_cleanup_close_ int fd = sg_tables_open_map(policy_key, "rule_names");
-
 	out->rule_names = sg_xcalloc(out->meta.n_rules, sizeof(*out->rule_names));
-	for (uint32_t i = 0; fd >= 0 && i < out->meta.n_rules; i++)
-		bpf_map_lookup_elem(fd, &i, &out->rule_names[i]);
+	sg_tables_read_rule_names(policy_key, out->meta.n_rules, out->rule_names);
 }
 
 static void read_link(const char *dir, struct sg_guard_status *out)

@@ -83,6 +83,20 @@ static uint32_t at_least_one(size_t n)
 	return n ? (uint32_t)n : 1;
 }
 
+static const char *rule_name(const struct sg_compiled *c, uint32_t rule)
+{
+	return c->origins[rule].name ? c->origins[rule].name : "";
+}
+
+/* Elements of the rule_names table: every name with its NUL. */
+static size_t rule_names_units(const struct sg_compiled *c)
+{
+	size_t bytes = 0;
+	for (uint32_t i = 0; i < c->config.n_rules; i++)
+		bytes += strlen(rule_name(c, i)) + 1;
+	return (bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
+}
+
 static size_t dfa_entries(const struct sg_compiled *c)
 {
 	return (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes);
@@ -125,8 +139,8 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 				   (size_t)counter_rows(c) * SG_VERDICT_COUNT, BPF_F_INNER_MAP},
 	    [PIN_INFO] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_policy_info), 1,
 			  0},
-	    [PIN_RULE_NAMES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_name),
-				c->config.n_rules, BPF_F_MMAPABLE},
+	    [PIN_RULE_NAMES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_RULE_NAMES_UNIT,
+				rule_names_units(c), BPF_F_MMAPABLE},
 	};
 	_Static_assert(SG_ARRAY_SIZE(shapes) == SG_ARRAY_SIZE(m->fds), "one shape per pin");
 
@@ -210,10 +224,26 @@ static void rule_text(size_t i, void *dst, const struct sg_compiled *c)
 	memcpy(dst, &c->texts[i], sizeof(c->texts[i]));
 }
 
-static void rule_name(size_t i, void *dst, const struct sg_compiled *c)
+/*
+ * The rule_names table, written through one mapping: each name with its NUL,
+ * one after the other. As long as the names are, not SG_NAME_MAX per rule.
+ */
+static int fill_rule_names(int fd, const struct sg_compiled *c)
 {
-	snprintf(dst, sizeof(struct sg_rule_name), "%s",
-		 c->origins[i].name ? c->origins[i].name : "");
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (rule_names_units(c) * SG_RULE_NAMES_UNIT + page - 1) / page * page, at = 0;
+	if (len == 0)
+		return 0;
+	char *names = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (names == MAP_FAILED)
+		return -errno;
+	for (uint32_t i = 0; i < c->config.n_rules; i++) {
+		size_t n = strlen(rule_name(c, i)) + 1;
+		memcpy(names + at, rule_name(c, i), n);
+		at += n;
+	}
+	munmap(names, len);
+	return 0;
 }
 
 /*
@@ -274,8 +304,7 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 	if (!r)
 		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
 	if (!r)
-		r = fill_mapped(m->fds[PIN_RULE_NAMES], sizeof(struct sg_rule_name),
-				c->config.n_rules, rule_name, c);
+		r = fill_rule_names(m->fds[PIN_RULE_NAMES], c);
 	return r;
 }
 
@@ -463,6 +492,31 @@ int sg_tables_open_map(const char *key, const char *name)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
 	return bpf_obj_get(path);
+}
+
+int sg_tables_read_rule_names(const char *key, uint32_t n, struct sg_rule_name *out)
+{
+	struct bpf_map_info info = {0};
+	uint32_t info_len = sizeof(info);
+	_cleanup_close_ int fd = sg_tables_open_map(key, "rule_names");
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len) < 0)
+		return -errno;
+	if (info.value_size != SG_RULE_NAMES_UNIT)
+		return -EPROTO;
+	size_t len = (size_t)info.max_entries * SG_RULE_NAMES_UNIT;
+	const char *names = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (names == MAP_FAILED)
+		return -errno;
+	/* Read as untrusted: a name runs to its NUL or to the end of the table. */
+	size_t at = 0;
+	for (uint32_t i = 0; i < n && at < len; i++) {
+		size_t name_len = strnlen(names + at, len - at);
+		snprintf(out[i].name, sizeof(out[i].name), "%.*s", (int)name_len, names + at);
+		at += name_len + 1;
+	}
+	munmap((void *)names, len);
+	return 0;
 }
 
 int sg_tables_read_info(const char *key, struct sg_policy_info *info)

@@ -6,9 +6,11 @@
  * under SG_POLICY_ROOT/<key>/:
  *
  *   info        struct sg_policy_info: slot, program, the policy's knobs
- *   exact dfa rules values counters
+ *   exact dfa rules values texts counters
  *               the tables the program reads (program.h)
- *   rule_names  rule index -> name as written, for status and events
+ *   rule_names  the rules' names as written, for status and events: each
+ *               with its NUL, one after the other in rule order, in an
+ *               array of SG_RULE_NAMES_UNIT-byte elements
  *
  * Made in a staging directory and renamed into place; a slot is claimed
  * before, so a policy under its final name always has one.
@@ -23,7 +25,8 @@
 #include "err.h"
 #include "program.h"
 
-#define SG_POLICY_INFO_FORMAT 2
+#define SG_POLICY_INFO_FORMAT 3
+#define SG_RULE_NAMES_UNIT    8
 
 struct sg_policy_info {
 	uint32_t format; /* SG_POLICY_INFO_FORMAT */
@@ -37,6 +40,9 @@ struct sg_policy_info {
 struct sg_rule_name {
 	char name[SG_NAME_MAX];
 };
+
+/* Names of policy @key's first @n rules (cut at SG_NAME_MAX - 1 bytes): 0 or -errno. */
+int sg_tables_read_rule_names(const char *key, uint32_t n, struct sg_rule_name *out);
 
 struct sg_tables {
 	char key[SG_KEY_LEN];

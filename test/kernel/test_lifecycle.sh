@@ -37,6 +37,16 @@ expect "no program left" "0" programs_on "$CG"
 expect "no pin left" "no" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$CGID ] && echo yes || echo no"
 expect "detach of an unguarded cgroup" "$CG had no guard" "$SG" detach --cgroup "$CG"
 
+# Status names each rule as written, the longest a policy may have among them.
+LONG="net.ipv4.conf.$(printf 'x%.0s' $(seq 100)).rp_filter"
+NAMED=$(policy named '{ "version": 1, "rules": [
+  { "name": "kernel.ostype", "access": "read" },
+  { "name": "'"$LONG"'", "access": "none" },
+  { "name": "kernel.*", "access": "read" } ] }')
+attach "$CG" "$NAMED" || finish
+expect "status names the rules as written" "kernel.ostype $LONG kernel.*" sh -c "\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; print(*[r[\"rule\"] for r in json.load(sys.stdin)[0][\"rules\"][:3]])'"
+"$SG" detach --cgroup "$CG" >/dev/null
+
 # A guard whose cgroup is removed is found and removed by gc.
 new_cgroup GONE
 attach "$GONE" "$DENY" || finish
