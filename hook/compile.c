@@ -963,7 +963,9 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
 	return 0;
 }
 
-/* The policy rules' entries, texts and values, in layer order; literal ones into the exact table.
+/*
+ * The policy rules' entries, texts and values, in layer order; the literal
+ * ones go into the exact table too.
  */
 static int compile_policy_rules(const struct sg_policy_set *set,
 				const struct rule_patterns *patterns, struct sg_compiled *c,
