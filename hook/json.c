@@ -323,14 +323,6 @@ static int check_escapes(struct builder *b, size_t start, size_t end)
 	return 1;
 }
 
-static uint64_t hash_key(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* The key of member @index of the innermost open object. */
 static const char *member_key(const struct builder *b, size_t index)
 {
@@ -345,7 +337,7 @@ static size_t find_member(const struct builder *b, const char *key)
 	if (!f->n_slots)
 		return SIZE_MAX;
 	size_t mask = f->n_slots - 1;
-	for (size_t i = hash_key(key) & mask;; i = (i + 1) & mask) {
+	for (size_t i = sg_str_hash(key) & mask;; i = (i + 1) & mask) {
 		size_t slot = f->slots[i];
 		if (slot == 0)
 			return SIZE_MAX;
@@ -358,7 +350,7 @@ static void put_member(struct builder *b, size_t index)
 {
 	struct frame *f = &b->stack[b->depth - 1];
 	size_t mask = f->n_slots - 1;
-	size_t i = hash_key(member_key(b, index)) & mask;
+	size_t i = sg_str_hash(member_key(b, index)) & mask;
 	while (f->slots[i])
 		i = (i + 1) & mask;
 	f->slots[i] = index + 1;

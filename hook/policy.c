@@ -368,54 +368,33 @@ __attribute__((format(printf, 2, 3))) static void warn(struct sg_policy *p, cons
 	p->warnings[p->n_warnings++] = msg;
 }
 
-/* By pattern, then by index: the first of equal patterns comes first. */
-static int by_pattern(const void *a, const void *b, void *rules)
-{
-	const struct sg_rule *r = rules;
-	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
-	int d = strcmp(r[ia].pattern, r[ib].pattern);
-	return d ? d : ia < ib ? -1 : ia > ib;
-}
-
-/* Pairs (shadowed rule, the rule shadowing it) by the shadowed rule. */
-static int by_first(const void *a, const void *b)
-{
-	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
-	return ia < ib ? -1 : ia > ib;
-}
-
 /*
  * A rule whose pattern an earlier rule already has can never win: equal
- * patterns tie on everything but their order. Found by sorting, not by
- * comparing every pair: a policy may have SG_MAX_RULES rules.
+ * patterns tie on everything but their order. Found with a hash table of the
+ * first rule of each pattern, not by comparing every pair: a policy may have
+ * SG_MAX_RULES rules. Warnings come in rule order.
  */
 static void warn_shadowed(struct sg_policy *p)
 {
-	if (p->n_rules < 2)
-		return;
-	_cleanup_free_ size_t *order = sg_xcalloc(p->n_rules, sizeof(size_t));
-	_cleanup_free_ size_t *pairs = sg_xcalloc(p->n_rules, 2 * sizeof(size_t));
-	size_t n_pairs = 0;
+	size_t cap = 1;
+	while (cap < 2 * p->n_rules)
+		cap <<= 1;
+	_cleanup_free_ size_t *first_of = sg_xcalloc(cap, sizeof(size_t)); /* rule + 1; 0: free */
 
-	for (size_t i = 0; i < p->n_rules; i++)
-		order[i] = i;
-	qsort_r(order, p->n_rules, sizeof(size_t), by_pattern, p->rules);
-	for (size_t k = 1, first = order[0]; k < p->n_rules; k++) {
-		if (strcmp(p->rules[order[k]].pattern, p->rules[first].pattern) != 0) {
-			first = order[k];
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const char *pattern = p->rules[i].pattern;
+		size_t k = (size_t)sg_str_hash(pattern) & (cap - 1);
+		for (; first_of[k]; k = (k + 1) & (cap - 1))
+			if (strcmp(p->rules[first_of[k] - 1].pattern, pattern) == 0)
+				break;
+		if (!first_of[k]) {
+			first_of[k] = i + 1;
 			continue;
 		}
-		pairs[2 * n_pairs] = order[k];
-		pairs[2 * n_pairs + 1] = first;
-		n_pairs++;
-	}
-	qsort(pairs, n_pairs, 2 * sizeof(size_t), by_first);
-	for (size_t k = 0; k < n_pairs; k++) {
-		size_t i = pairs[2 * k], j = pairs[2 * k + 1];
 		warn(p,
 		     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%zu], which has the "
 		     "same name and is listed first",
-		     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, j);
+		     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, first_of[k] - 1);
 	}
 }
 

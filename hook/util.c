@@ -100,3 +100,11 @@ char *sg_xasprintf(const char *fmt, ...)
 	va_end(ap);
 	return check_alloc(n < 0 ? NULL : s);
 }
+
+uint64_t sg_str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}

@@ -4,6 +4,7 @@
 #define SG_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -67,5 +68,8 @@ char *sg_xstrndup(const char *s, size_t n);
 /* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
 void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* FNV-1a of a string: for hash tables of names and keys, never where inputs pick collisions. */
+uint64_t sg_str_hash(const char *s);
 
 #endif
