@@ -379,7 +379,8 @@ static void warn_shadowed(struct sg_policy *p)
 	size_t cap = 1;
 	while (cap < 2 * p->n_rules)
 		cap <<= 1;
-	_cleanup_free_ size_t *first_of = sg_xcalloc(cap, sizeof(size_t)); /* rule + 1; 0: free */
+	_cleanup_free_ uint32_t *first_of =
+	    sg_xcalloc(cap, sizeof(uint32_t)); /* rule + 1; 0: free */
 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const char *pattern = p->rules[i].pattern;
@@ -388,11 +389,11 @@ static void warn_shadowed(struct sg_policy *p)
 			if (strcmp(p->rules[first_of[k] - 1].pattern, pattern) == 0)
 				break;
 		if (!first_of[k]) {
-			first_of[k] = i + 1;
+			first_of[k] = (uint32_t)i + 1; /* n_rules <= SG_MAX_RULES */
 			continue;
 		}
 		warn(p,
-		     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%zu], which has the "
+		     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%u], which has the "
 		     "same name and is listed first",
 		     p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i, first_of[k] - 1);
 	}
