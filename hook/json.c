@@ -145,6 +145,9 @@ struct frame {
 	size_t n_slots; /* a power of two, or 0 */
 };
 
+#define INTERN_SLOTS   512 /* a power of two */
+#define INTERN_MAX_LEN 15
+
 struct builder {
 	const char *text;
 	size_t len;
@@ -161,7 +164,28 @@ struct builder {
 	struct cursor cursor;
 	bool completing; /* in yajl_complete_parse(): yajl counts bytes of its own buffer */
 	struct sg_err *err;
+	/* Short strings seen, each once in the arena: keys and words repeat in every rule. */
+	char *interned[INTERN_SLOTS];
 };
+
+/*
+ * The arena's copy of @s: shared with every equal short string of the tree
+ * (nothing writes to the tree's strings), a copy of its own otherwise.
+ */
+static char *intern(struct builder *b, const char *s, size_t len)
+{
+	if (len > INTERN_MAX_LEN)
+		return arena_strndup(b->doc, s, len);
+	for (size_t i = (size_t)sg_table_hash(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
+	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
+		char *seen = b->interned[i];
+		if (!seen)
+			return b->interned[i] = arena_strndup(b->doc, s, len);
+		if (strncmp(seen, s, len) == 0 && seen[len] == '\0')
+			return seen;
+	}
+	return arena_strndup(b->doc, s, len); /* a crowded neighbourhood: not shared */
+}
 
 __attribute__((format(printf, 3, 4))) static int fail(struct builder *b, size_t offset,
 						      const char *fmt, ...)
@@ -337,7 +361,7 @@ static size_t find_member(const struct builder *b, const char *key)
 	if (!f->n_slots)
 		return SIZE_MAX;
 	size_t mask = f->n_slots - 1;
-	for (size_t i = sg_str_hash(key) & mask;; i = (i + 1) & mask) {
+	for (size_t i = sg_table_hash(key, strlen(key)) & mask;; i = (i + 1) & mask) {
 		size_t slot = f->slots[i];
 		if (slot == 0)
 			return SIZE_MAX;
@@ -350,7 +374,7 @@ static void put_member(struct builder *b, size_t index)
 {
 	struct frame *f = &b->stack[b->depth - 1];
 	size_t mask = f->n_slots - 1;
-	size_t i = sg_str_hash(member_key(b, index)) & mask;
+	size_t i = sg_table_hash(member_key(b, index), strlen(member_key(b, index))) & mask;
 	while (f->slots[i])
 		i = (i + 1) & mask;
 	f->slots[i] = index + 1;
@@ -548,7 +572,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 	if (!check_string(b, start, end, s, len, "string"))
 		return 0;
 	struct sg_json *v = new_value(b, SG_JSON_STRING, start);
-	v->string.text = arena_strndup(b->doc, (const char *)s, len);
+	v->string.text = intern(b, (const char *)s, len);
 	v->string.len = len;
 	add_value(b, v);
 	return 1;
@@ -561,7 +585,7 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 
 	if (!check_string(b, start, end, s, len, "key"))
 		return 0;
-	char *key = arena_strndup(b->doc, (const char *)s, len);
+	char *key = intern(b, (const char *)s, len);
 	if (find_member(b, key) != SIZE_MAX) {
 		char quoted[80];
 		sg_json_quote(key, len, quoted, sizeof(quoted));

@@ -384,7 +384,7 @@ static void warn_shadowed(struct sg_policy *p)
 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const char *pattern = p->rules[i].pattern;
-		size_t k = (size_t)sg_str_hash(pattern) & (cap - 1);
+		size_t k = (size_t)sg_table_hash(pattern, strlen(pattern)) & (cap - 1);
 		for (; first_of[k]; k = (k + 1) & (cap - 1))
 			if (strcmp(p->rules[first_of[k] - 1].pattern, pattern) == 0)
 				break;

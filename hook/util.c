@@ -4,8 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "siphash.h"
 
 int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, struct sg_err *err)
 {
@@ -101,10 +106,19 @@ char *sg_xasprintf(const char *fmt, ...)
 	return check_alloc(n < 0 ? NULL : s);
 }
 
-uint64_t sg_str_hash(const char *s)
+uint64_t sg_table_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	static uint64_t key[2];
+	static bool keyed;
+	struct sg_siphash h;
+
+	/* Without the kernel's randomness (early boot), some: nothing blocks on it. */
+	if (!keyed && getrandom(key, sizeof(key), GRND_NONBLOCK) != sizeof(key)) {
+		key[0] = (uint64_t)(uintptr_t)&key ^ (uint64_t)getpid();
+		key[1] = (uint64_t)time(NULL);
+	}
+	keyed = true;
+	sg_siphash_init(&h, key);
+	sg_siphash_update(&h, s, len);
+	return sg_siphash_final(&h);
 }

@@ -69,7 +69,11 @@ char *sg_xstrndup(const char *s, size_t n);
 void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* FNV-1a of a string: for hash tables of names and keys, never where inputs pick collisions. */
-uint64_t sg_str_hash(const char *s);
+/*
+ * The hash of the tables that hold what a policy says (JSON keys, rule
+ * patterns): SipHash under a key random per process, so that no input can
+ * choose collisions and make a linear pass quadratic.
+ */
+uint64_t sg_table_hash(const char *s, size_t len);
 
 #endif

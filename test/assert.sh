@@ -46,8 +46,10 @@ finish() {
 	exit $?
 }
 
-# can_valgrind BINARY: valgrind is installed and BINARY is not a sanitizer build
-# (ASan and valgrind cannot watch one process together).
+# can_valgrind BINARY: valgrind is installed, and BINARY links libc shared
+# (memcheck sees allocations only through it) and is no sanitizer build (ASan
+# and valgrind cannot watch one process together).
 can_valgrind() {
-	command -v valgrind >/dev/null && ! ldd "$1" 2>/dev/null | grep -q 'libasan\|libubsan'
+	command -v valgrind >/dev/null && ldd "$1" 2>/dev/null | grep -q 'libc\.so' &&
+		! ldd "$1" 2>/dev/null | grep -q 'libasan\|libubsan'
 }
