@@ -20,6 +20,8 @@
  * and a malloc block for each cost about as much again in headers, rounding
  * and arrays grown by doubling. Members of an open container wait on the
  * builder's stack and go into the arena, at their final size, when it closes.
+ * Short strings are stored once per tree: every rule repeats its keys and
+ * words such as "read-write".
  */
 #include "json.h"
 
