@@ -41,7 +41,7 @@ const volatile struct sg_program_config program_config = {};
 
 SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
 SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     __u32[SG_DFA_ELEMENT_BYTES / 4]);
+	     __u32[SG_DFA_PER_ELEMENT]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     struct sg_rule_entry);
 SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_HASH, 0, struct sg_value_hash_key, __u8);
@@ -128,17 +128,9 @@ static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_ke
 /* Entry @i of the DFA's rows laid end to end (sysctl_guard.h), or @missing. */
 static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 i, __u32 missing)
 {
-	if (env->cfg->dfa_narrow) {
-		__u32 key = i / 4;
-		__u16 *entries = bpf_map_lookup_elem(env->dfa, &key);
-		if (!entries)
-			return missing;
-		__u16 e = entries[i % 4];
-		return e == SG_DFA_NARROW_NO_RULE ? SG_NO_RULE : e;
-	}
-	__u32 key = i / 2;
+	__u32 key = i / SG_DFA_PER_ELEMENT;
 	__u32 *entries = bpf_map_lookup_elem(env->dfa, &key);
-	return entries ? entries[i % 2] : missing;
+	return entries ? entries[i % SG_DFA_PER_ELEMENT] : missing;
 }
 
 static SG_INLINE __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)

@@ -130,7 +130,6 @@ struct sg_config {
 	__u32 rewrite_works; /* bpf_sysctl_set_new_value takes effect on this kernel */
 	__u32 audit_events;  /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
 	__u32 has_pinned;    /* the exact table holds linux.sysctl pairs (SG_PINNED_LAYER) */
-	__u32 dfa_narrow;    /* the DFA table's entries are 16-bit (sg_dfa_per_element) */
 	__u64 hash_key[2];   /* key of the values hash; random per policy */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
@@ -174,23 +173,15 @@ struct sg_guard_storage {
  * The kernel's DFA table: one row per state, the next state for every byte
  * class, then the rule the state accepts (SG_NO_RULE when none): one map for
  * both, one lookup of the outer map per access. The rows are laid end to end
- * in an array of 8-byte elements (the kernel gives every array element a
- * multiple of 8 bytes), four 16-bit entries to an element when every state
- * and rule number fits (sg_config.dfa_narrow; SG_NO_RULE is then
- * SG_DFA_NARROW_NO_RULE), else two of 32 bits.
+ * and each array element holds two of their entries: the kernel gives every
+ * element of an array 8 bytes, and half of them would be padding.
  */
 static inline __u32 sg_dfa_row_width(__u32 n_classes)
 {
 	return n_classes + 1;
 }
 
-#define SG_DFA_ELEMENT_BYTES  8
-#define SG_DFA_NARROW_NO_RULE 0xffffu
-
-static inline __u32 sg_dfa_per_element(__u32 narrow)
-{
-	return narrow ? SG_DFA_ELEMENT_BYTES / 2 : SG_DFA_ELEMENT_BYTES / 4;
-}
+#define SG_DFA_PER_ELEMENT 2 /* the value of the DFA table: __u32[SG_DFA_PER_ELEMENT] */
 
 /* Knobs of the loaded program that the verifier must see: kernel features. */
 struct sg_program_config {

@@ -39,28 +39,6 @@ static void close_maps(struct policy_maps *m)
 			close(m->fds[i]);
 }
 
-static size_t dfa_entries(const struct sg_compiled *c)
-{
-	return (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes);
-}
-
-/*
- * Whether the DFA's entries fit 16 bits: every state number, and every rule
- * number with SG_DFA_NARROW_NO_RULE left over. The fault "dfa_wide" keeps
- * them 32-bit, for the tests of that layout.
- */
-static bool dfa_narrow(const struct sg_compiled *c)
-{
-	return c->n_states < SG_DFA_NARROW_NO_RULE && c->config.n_rules < SG_DFA_NARROW_NO_RULE &&
-	       !sg_injected_fault("dfa_wide");
-}
-
-static size_t dfa_elements(const struct sg_compiled *c, bool narrow)
-{
-	size_t per = sg_dfa_per_element(narrow);
-	return (dfa_entries(c) + per - 1) / per;
-}
-
 /*
  * The policy's key: a hash, under the node's secret key, of the loaded
  * program whose slots it lives in (by id: were the program's pins lost and
@@ -77,9 +55,7 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 	sg_siphash_init(&h, prog->secret);
 	sg_siphash_update(&h, prog->key, strlen(prog->key) + 1);
 	sg_siphash_update(&h, &prog->id, sizeof(prog->id));
-	uint32_t narrow = dfa_narrow(c);
 	sg_siphash_update(&h, &c->config, sizeof(c->config));
-	sg_siphash_update(&h, &narrow, sizeof(narrow));
 	sg_siphash_update(&h, c->transitions,
 			  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
 	sg_siphash_update(&h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
@@ -121,6 +97,16 @@ static size_t rule_names_units(const struct sg_compiled *c)
 	return (bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
 }
 
+static size_t dfa_entries(const struct sg_compiled *c)
+{
+	return (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes);
+}
+
+static size_t dfa_elements(const struct sg_compiled *c)
+{
+	return (dfa_entries(c) + SG_DFA_PER_ELEMENT - 1) / SG_DFA_PER_ELEMENT;
+}
+
 static uint32_t counter_rows(const struct sg_compiled *c)
 {
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
@@ -130,8 +116,7 @@ static uint32_t counter_rows(const struct sg_compiled *c)
  * Each map as the program's outer maps expect their inner maps (SG_OUTER_MAP
  * in bpf/sysctl_guard.bpf.c): the same type, key and value sizes, and flags.
  */
-static int create_maps(const struct sg_compiled *c, const struct sg_policy_info *info,
-		       struct policy_maps *m)
+static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 {
 	const struct {
 		enum bpf_map_type type;
@@ -141,8 +126,8 @@ static int create_maps(const struct sg_compiled *c, const struct sg_policy_info 
 	} shapes[] = {
 	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key), sizeof(uint32_t),
 				c->n_exact, 0},
-	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_DFA_ELEMENT_BYTES,
-			      dfa_elements(c, info->config.dfa_narrow),
+	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+			      SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
 			      BPF_F_INNER_MAP | BPF_F_MMAPABLE},
 	    [SG_TABLE_RULES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_entry),
 				c->config.n_rules, BPF_F_INNER_MAP | BPF_F_MMAPABLE},
@@ -215,35 +200,21 @@ static int fill_mapped(int fd, size_t value_size, size_t n,
 
 /*
  * The DFA as the program reads it: each state's row of next states, then
- * what it accepts; the rows end to end, 16 or 32 bits an entry.
+ * what it accepts; the rows end to end, two entries to an element.
  */
-static void dfa_element(size_t i, void *dst, const struct sg_compiled *c, bool narrow)
+static void dfa_element(size_t i, void *dst, const struct sg_compiled *c)
 {
 	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
-	size_t per = sg_dfa_per_element(narrow);
+	uint32_t *entries = dst;
 
-	for (size_t k = 0; k < per; k++) {
-		size_t entry = i * per + k, state = entry / width, col = entry % width;
+	for (size_t k = 0; k < SG_DFA_PER_ELEMENT; k++) {
+		size_t entry = i * SG_DFA_PER_ELEMENT + k, state = entry / width,
+		       col = entry % width;
 		if (entry >= dfa_entries(c))
 			break;
-		uint32_t v =
+		entries[k] =
 		    col < classes ? c->transitions[state * classes + col] : c->accept[state];
-		if (narrow)
-			((uint16_t *)dst)[k] =
-			    v == SG_NO_RULE ? SG_DFA_NARROW_NO_RULE : (uint16_t)v;
-		else
-			((uint32_t *)dst)[k] = v;
 	}
-}
-
-static void dfa_element_narrow(size_t i, void *dst, const struct sg_compiled *c)
-{
-	dfa_element(i, dst, c, true);
-}
-
-static void dfa_element_wide(size_t i, void *dst, const struct sg_compiled *c)
-{
-	dfa_element(i, dst, c, false);
 }
 
 static void rule_entry(size_t i, void *dst, const struct sg_compiled *c)
@@ -323,9 +294,8 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	bool narrow = info->config.dfa_narrow;
-	int r = fill_mapped(m->fds[SG_TABLE_DFA], SG_DFA_ELEMENT_BYTES, dfa_elements(c, narrow),
-			    narrow ? dfa_element_narrow : dfa_element_wide, c);
+	int r = fill_mapped(m->fds[SG_TABLE_DFA], SG_DFA_PER_ELEMENT * sizeof(uint32_t),
+			    dfa_elements(c), dfa_element, c);
 	if (!r)
 		r = fill_mapped(m->fds[SG_TABLE_RULES], sizeof(struct sg_rule_entry),
 				c->config.n_rules, rule_entry, c);
@@ -588,7 +558,6 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
 	info->program_id = prog->id;
 	info->config = c->config;
-	info->config.dfa_narrow = dfa_narrow(c);
 	if (getrandom(info->config.hash_key, sizeof(info->config.hash_key), 0) !=
 	    sizeof(info->config.hash_key)) {
 		close_maps(&m);
@@ -596,7 +565,7 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 	}
 	int r = sg_program_open_slots(prog);
 	if (r == 0)
-		r = create_maps(c, info, &m);
+		r = create_maps(c, &m);
 	if (r == 0)
 		r = claim_slot(prog, out->key, &info->slot);
 	if (r < 0) {
