@@ -387,23 +387,23 @@ for ((r = 0; r < HOOK_ROUNDS; r++)); do
 done
 
 log "2. breakdown: 100-rule hook runs under the bpf(2) timing shim; parse/compile proxies"
+# shimmed VARIANT LOG: one hook run whose bpf(2) calls the shim times into raw/LOG
+shimmed() {
+	"$ST" -i "$WORK/state-$1.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
+		SG_BENCH_BPF_LOG="$WORK/raw/$2" "$SHIMMED" hook createRuntime >/dev/null
+	detach_target
+}
 for ((r = 0; r < ROUNDS; r++)); do
 	take_fresh b100new
 	settle
-	"$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
-		SG_BENCH_BPF_LOG="$WORK/raw/shim_100.txt" "$SHIMMED" hook createRuntime >/dev/null
-	detach_target
+	shimmed 100new shim_100.txt
 	refill
 	settle
-	"$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
-		SG_BENCH_BPF_LOG="$WORK/raw/shim_100use.txt" "$SHIMMED" hook createRuntime >/dev/null
-	detach_target
+	shimmed 100use shim_100use.txt
 	if [ "$r" -lt 3 ]; then # a few 10,000-rule ones: each takes tens of ms
 		take_fresh b10knew
 		settle
-		"$ST" -i "$WORK/state-10k.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
-			SG_BENCH_BPF_LOG="$WORK/raw/shim_10k.txt" "$SHIMMED" hook createRuntime >/dev/null
-		detach_target
+		shimmed 10k shim_10k.txt
 		refill
 	fi
 	"$ST" check -- "$SG" check "$WORK/profiles/b100new.json" >>"$WORK/raw/proxy.txt"
