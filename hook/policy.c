@@ -379,8 +379,8 @@ static void warn_shadowed(struct sg_policy *p)
 	size_t cap = 1;
 	while (cap < 2 * p->n_rules)
 		cap <<= 1;
-	_cleanup_free_ uint32_t *first_of =
-	    sg_xcalloc(cap, sizeof(uint32_t)); /* rule + 1; 0: free */
+	/* The first rule of each pattern seen, plus one; 0: a free slot. */
+	_cleanup_free_ uint32_t *first_of = sg_xcalloc(cap, sizeof(uint32_t));
 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const char *pattern = p->rules[i].pattern;
