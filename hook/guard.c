@@ -442,12 +442,20 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)
 {
-	char dir[PATH_MAX];
 	struct sg_guard_meta meta;
 	struct sg_err ignored = {0};
+	bool read = sg_guard_read_meta(entry, &meta, &ignored) == 0;
 
-	if (sg_guard_read_meta(entry, &meta, &ignored) == 0 && meta.container_id[0])
-		unindex_container(meta.container_id, entry);
+	return sg_guard_remove_entry_of(entry, read ? &meta : NULL, err);
+}
+
+int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta,
+			     struct sg_err *err)
+{
+	char dir[PATH_MAX];
+
+	if (meta && meta->container_id[0])
+		unindex_container(meta->container_id, entry);
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
 	int r = remove_pins(dir, true);
 	if (r < 0)

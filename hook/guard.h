@@ -86,6 +86,10 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);
 /* Detaches and unpins the guard pinned at SG_PIN_ROOT/@entry (a cgroup id or staging dir). */
 int sg_guard_remove_entry(const char *entry, struct sg_err *err);
 
+/* The same for a guard whose @meta the caller has read already (NULL: none to read). */
+int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta,
+			     struct sg_err *err);
+
 struct sg_guard_status {
 	struct sg_guard_meta meta;
 	bool link_alive; /* the link is still attached to a live cgroup */

@@ -404,7 +404,7 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 			sg_info("wrote the learned policy to %s/%s.json", SG_LEARNED_DIR,
 				h->state.id);
 	}
-	if (sg_guard_remove_entry(entry, err) < 0)
+	if (sg_guard_remove_entry_of(entry, &meta, err) < 0)
 		return -EIO;
 	sg_info("removed the guard of cgroup %s", entry);
 	return 0;
