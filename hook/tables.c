@@ -167,14 +167,14 @@ static size_t gcd(size_t a, size_t b)
 /*
  * Fills a mappable array of @n values of @value_size through a mapping:
  * a copy, where updates would cost a syscall's work per element (half a
- * million for the DFA of 10,000 rules). @fill writes element @i at @dst. The
- * array is mapped a window at a time: mapped pages count as the hook's
- * memory, and the tables of a large policy are megabytes. The kernel lays
- * elements out 8-byte aligned; windows hold whole elements and whole pages.
+ * million for the DFA of 10,000 rules). @fill writes element @i at @dst,
+ * in order of @i, from @arg. The array is mapped a window at a time: mapped
+ * pages count as the hook's memory, and the tables of a large policy are
+ * megabytes. The kernel lays elements out 8-byte aligned; windows hold
+ * whole elements and whole pages.
  */
 static int fill_mapped(int fd, size_t value_size, size_t n,
-		       void (*fill)(size_t i, void *dst, const struct sg_compiled *c),
-		       const struct sg_compiled *c)
+		       void (*fill)(size_t i, void *dst, void *arg), void *arg)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = (value_size + 7) & ~(size_t)7;
 	/*
@@ -192,7 +192,7 @@ static int fill_mapped(int fd, size_t value_size, size_t n,
 		if (base == MAP_FAILED)
 			return -errno;
 		for (size_t i = 0; i < count; i++)
-			fill(first + i, base + i * stride, c);
+			fill(first + i, base + i * stride, arg);
 		munmap(base, len);
 	}
 	return 0;
@@ -202,8 +202,9 @@ static int fill_mapped(int fd, size_t value_size, size_t n,
  * The DFA as the program reads it: each state's row of next states, then
  * what it accepts; the rows end to end, two entries to an element.
  */
-static void dfa_element(size_t i, void *dst, const struct sg_compiled *c)
+static void dfa_element(size_t i, void *dst, void *arg)
 {
+	const struct sg_compiled *c = arg;
 	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
 	uint32_t *entries = dst;
 
@@ -217,36 +218,50 @@ static void dfa_element(size_t i, void *dst, const struct sg_compiled *c)
 	}
 }
 
-static void rule_entry(size_t i, void *dst, const struct sg_compiled *c)
+static void rule_entry(size_t i, void *dst, void *arg)
 {
+	const struct sg_compiled *c = arg;
 	memcpy(dst, &c->rules[i], sizeof(c->rules[i]));
 }
 
-static void rule_text(size_t i, void *dst, const struct sg_compiled *c)
+static void rule_text(size_t i, void *dst, void *arg)
 {
+	const struct sg_compiled *c = arg;
 	memcpy(dst, &c->texts[i], sizeof(c->texts[i]));
 }
 
+/* Where the rule names' bytes stand: the rule, and the byte of its name (with its NUL). */
+struct names_cursor {
+	const struct sg_compiled *c;
+	uint32_t rule;
+	size_t at;
+};
+
 /*
- * The rule_names table, written through one mapping: each name with its NUL,
- * one after the other. As long as the names are, not SG_NAME_MAX per rule.
+ * Element @i of the rule_names table: the next SG_RULE_NAMES_UNIT bytes of
+ * the names, each with its NUL, one after the other; zeros after the last.
  */
-static int fill_rule_names(int fd, const struct sg_compiled *c)
+static void rule_names_unit(size_t i, void *dst, void *arg)
 {
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = (rule_names_units(c) * SG_RULE_NAMES_UNIT + page - 1) / page * page, at = 0;
-	if (len == 0)
-		return 0;
-	char *names = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (names == MAP_FAILED)
-		return -errno;
-	for (uint32_t i = 0; i < c->config.n_rules; i++) {
-		size_t n = strlen(rule_name(c, i)) + 1;
-		memcpy(names + at, rule_name(c, i), n);
-		at += n;
+	struct names_cursor *cur = arg;
+	char *out = dst;
+	size_t filled = 0;
+
+	(void)i; /* fill_mapped goes through the elements in order */
+	while (filled < SG_RULE_NAMES_UNIT && cur->rule < cur->c->config.n_rules) {
+		const char *name = rule_name(cur->c, cur->rule);
+		size_t left = strlen(name + cur->at) + 1, n = SG_RULE_NAMES_UNIT - filled;
+		if (n > left)
+			n = left;
+		memcpy(out + filled, name + cur->at, n);
+		filled += n;
+		cur->at += n;
+		if (n == left) {
+			cur->rule++;
+			cur->at = 0;
+		}
 	}
-	munmap(names, len);
-	return 0;
+	memset(out + filled, 0, SG_RULE_NAMES_UNIT - filled);
 }
 
 /*
@@ -294,20 +309,23 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
+	void *arg = (void *)c; /* the fills only read it */
 	int r = fill_mapped(m->fds[SG_TABLE_DFA], SG_DFA_PER_ELEMENT * sizeof(uint32_t),
-			    dfa_elements(c), dfa_element, c);
+			    dfa_elements(c), dfa_element, arg);
 	if (!r)
 		r = fill_mapped(m->fds[SG_TABLE_RULES], sizeof(struct sg_rule_entry),
-				c->config.n_rules, rule_entry, c);
+				c->config.n_rules, rule_entry, arg);
 	if (!r)
 		r = fill_mapped(m->fds[SG_TABLE_TEXTS], sizeof(struct sg_rule_text), c->n_texts,
-				rule_text, c);
+				rule_text, arg);
 	if (!r)
 		r = fill_exact(m->fds[SG_TABLE_EXACT], c);
 	if (!r)
 		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
+	struct names_cursor names = {.c = c};
 	if (!r)
-		r = fill_rule_names(m->fds[PIN_RULE_NAMES], c);
+		r = fill_mapped(m->fds[PIN_RULE_NAMES], SG_RULE_NAMES_UNIT, rule_names_units(c),
+				rule_names_unit, &names);
 	return r;
 }
 
