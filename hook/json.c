@@ -136,6 +136,7 @@ static void doc_free(struct json_doc *doc)
 struct member {
 	struct sg_json *value;
 	char *key;
+	uint64_t key_hash; /* sg_table_hash of the key: hashed once, for the set and its growth */
 	struct sg_pos key_pos;
 };
 
@@ -162,6 +163,7 @@ struct builder {
 	struct member *members; /* of all open containers, the innermost's last */
 	size_t n_members, members_cap;
 	char *pending_key; /* the key whose value comes next (in the arena) */
+	uint64_t pending_key_hash;
 	struct sg_pos pending_key_pos;
 	struct cursor cursor;
 	bool completing; /* in yajl_complete_parse(): yajl counts bytes of its own buffer */
@@ -171,14 +173,15 @@ struct builder {
 };
 
 /*
- * The arena's copy of @s: shared with every equal short string of the tree
- * (nothing writes to the tree's strings), a copy of its own otherwise.
+ * The arena's copy of @s, whose sg_table_hash is @hash: shared with every
+ * equal short string of the tree (nothing writes to the tree's strings), a
+ * copy of its own otherwise.
  */
-static char *intern(struct builder *b, const char *s, size_t len)
+static char *intern_hashed(struct builder *b, const char *s, size_t len, uint64_t hash)
 {
 	if (len > INTERN_MAX_LEN)
 		return arena_strndup(b->doc, s, len);
-	for (size_t i = (size_t)sg_table_hash(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
+	for (size_t i = (size_t)hash & (INTERN_SLOTS - 1), probes = 0; probes < 8;
 	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
 		char *seen = b->interned[i];
 		if (!seen)
@@ -187,6 +190,12 @@ static char *intern(struct builder *b, const char *s, size_t len)
 			return seen;
 	}
 	return arena_strndup(b->doc, s, len); /* a crowded neighbourhood: not shared */
+}
+
+/* Only short strings are shared, so only they need their hash. */
+static char *intern(struct builder *b, const char *s, size_t len)
+{
+	return intern_hashed(b, s, len, len > INTERN_MAX_LEN ? 0 : sg_table_hash(s, len));
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct builder *b, size_t offset,
@@ -349,25 +358,25 @@ static int check_escapes(struct builder *b, size_t start, size_t end)
 	return 1;
 }
 
-/* The key of member @index of the innermost open object. */
-static const char *member_key(const struct builder *b, size_t index)
+/* Member @index of the innermost open object. */
+static const struct member *member_at(const struct builder *b, size_t index)
 {
-	return b->members[b->stack[b->depth - 1].first + index].key;
+	return &b->members[b->stack[b->depth - 1].first + index];
 }
 
-/* The member index of @key in the innermost open object, or SIZE_MAX. */
-static size_t find_member(const struct builder *b, const char *key)
+/* The member index of @key (of @hash) in the innermost open object, or SIZE_MAX. */
+static size_t find_member(const struct builder *b, const char *key, uint64_t hash)
 {
 	const struct frame *f = &b->stack[b->depth - 1];
 
 	if (!f->n_slots)
 		return SIZE_MAX;
 	size_t mask = f->n_slots - 1;
-	for (size_t i = sg_table_hash(key, strlen(key)) & mask;; i = (i + 1) & mask) {
+	for (size_t i = hash & mask;; i = (i + 1) & mask) {
 		size_t slot = f->slots[i];
 		if (slot == 0)
 			return SIZE_MAX;
-		if (strcmp(member_key(b, slot - 1), key) == 0)
+		if (strcmp(member_at(b, slot - 1)->key, key) == 0)
 			return slot - 1;
 	}
 }
@@ -376,7 +385,7 @@ static void put_member(struct builder *b, size_t index)
 {
 	struct frame *f = &b->stack[b->depth - 1];
 	size_t mask = f->n_slots - 1;
-	size_t i = sg_table_hash(member_key(b, index), strlen(member_key(b, index))) & mask;
+	size_t i = member_at(b, index)->key_hash & mask;
 	while (f->slots[i])
 		i = (i + 1) & mask;
 	f->slots[i] = index + 1;
@@ -414,6 +423,7 @@ static void add_value(struct builder *b, struct sg_json *v)
 	b->members[b->n_members++] = (struct member){
 	    .value = v,
 	    .key = in_object ? b->pending_key : NULL,
+	    .key_hash = in_object ? b->pending_key_hash : 0,
 	    .key_pos = b->pending_key_pos,
 	};
 	if (in_object)
@@ -587,13 +597,15 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 
 	if (!check_string(b, start, end, s, len, "key"))
 		return 0;
-	char *key = intern(b, (const char *)s, len);
-	if (find_member(b, key) != SIZE_MAX) {
+	uint64_t hash = sg_table_hash((const char *)s, len);
+	char *key = intern_hashed(b, (const char *)s, len, hash);
+	if (find_member(b, key, hash) != SIZE_MAX) {
 		char quoted[80];
 		sg_json_quote(key, len, quoted, sizeof(quoted));
 		return fail(b, start, "duplicate key %s", quoted);
 	}
 	b->pending_key = key;
+	b->pending_key_hash = hash;
 	b->pending_key_pos = cursor_at(&b->cursor, start);
 	return 1;
 }
