@@ -902,6 +902,13 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 	return 0;
 }
 
+/* Where rules[@i] of @p came from, named as written. */
+static struct sg_rule_origin policy_rule_origin(const struct sg_policy *p, size_t i)
+{
+	const struct sg_rule *rule = &p->rules[i];
+	return (struct sg_rule_origin){p->origin, i, rule->name ? rule->name : rule->pattern};
+}
+
 /* The slash form of every policy rule (validated here), in global rule order. */
 static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rules,
 			    struct rule_patterns *patterns, struct sg_err *err)
@@ -913,8 +920,7 @@ static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rul
 		const struct sg_policy *p = &set->layers[l];
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
-			const struct sg_rule_origin where = {
-			    p->origin, i, rule->name ? rule->name : rule->pattern};
+			const struct sg_rule_origin where = policy_rule_origin(p, i);
 			int r = rule_pattern(patterns, g, rule, &where, err);
 			if (r < 0)
 				return r;
@@ -978,8 +984,7 @@ static int compile_policy_rules(const struct sg_policy_set *set,
 		c->config.layers[l].default_access = (uint8_t)p->default_access;
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
-			const struct sg_rule_origin where = {
-			    p->origin, i, rule->name ? rule->name : rule->pattern};
+			const struct sg_rule_origin where = policy_rule_origin(p, i);
 			int r = fill_rule(c, (uint32_t)g, rule, (uint8_t)l, &where, err);
 			if (r < 0)
 				return r;
