@@ -21,6 +21,10 @@
 
 #if defined(__x86_64__)
 #define SG_AUDIT_ARCH AUDIT_ARCH_X86_64
+#ifndef __X32_SYSCALL_BIT /* the kernel's asm/unistd.h, which not every libc's sys/syscall.h       \
+			     includes */
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
 #elif defined(__aarch64__)
 #define SG_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #else

@@ -382,9 +382,8 @@ static int commit(struct attach *a, struct sg_err *err)
 		r = -errno;
 	if (r == 0)
 		r = sg_injected_fault("rename");
-	if (r == 0 &&
-	    (a->replacing ? renameat2(AT_FDCWD, a->staging, AT_FDCWD, a->final_dir, RENAME_EXCHANGE)
-			  : rename(a->staging, a->final_dir)) < 0)
+	if (r == 0 && (a->replacing ? sg_rename_exchange(a->staging, a->final_dir)
+				    : rename(a->staging, a->final_dir)) < 0)
 		r = -errno;
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot put the guard of %s in place: %s",

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
+
+#include <linux/fs.h>
 
 #include "siphash.h"
 
@@ -121,4 +124,10 @@ uint64_t sg_table_hash(const char *s, size_t len)
 	sg_siphash_init(&h, key);
 	sg_siphash_update(&h, s, len);
 	return sg_siphash_final(&h);
+}
+
+/* Through syscall(2): not every libc the binary may be linked with wraps renameat2. */
+int sg_rename_exchange(const char *a, const char *b)
+{
+	return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }

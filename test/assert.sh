@@ -46,10 +46,10 @@ finish() {
 	exit $?
 }
 
-# can_valgrind BINARY: valgrind is installed, and BINARY links libc shared
-# (memcheck sees allocations only through it) and is no sanitizer build (ASan
-# and valgrind cannot watch one process together).
+# can_valgrind BINARY: valgrind is installed, and BINARY links glibc shared
+# (memcheck sees allocations only through it; it cannot follow musl's) and is
+# no sanitizer build (ASan and valgrind cannot watch one process together).
 can_valgrind() {
-	command -v valgrind >/dev/null && ldd "$1" 2>/dev/null | grep -q 'libc\.so' &&
+	command -v valgrind >/dev/null && ldd "$1" 2>/dev/null | grep -q 'libc\.so\.6' &&
 		! ldd "$1" 2>/dev/null | grep -q 'libasan\|libubsan'
 }

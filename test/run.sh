@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what is missing, builds, runs every suite (and the unit suite
-# again under ASan+UBSan), and ends with one line: N passed, M failed, K skipped.
+# Installs what is missing, builds, runs every suite (again under ASan+UBSan,
+# and in the musl build that is deployed), and ends with one line: N passed,
+# M failed, K skipped.
 # Usage: sudo ./test/run.sh [SUITE...]   (default: unit kernel oci fuzz)
 set -u
 cd "$(dirname "$0")/.."
@@ -9,7 +10,7 @@ ROOT=$PWD
 
 PACKAGES="libbpf-dev libelf-dev zlib1g-dev libyajl-dev libseccomp-dev clang llvm bpftool
 meson ninja-build pkg-config python3 python3-jsonschema iproute2
-runc crun podman busybox-static libclang-rt-14-dev valgrind"
+runc crun podman busybox-static libclang-rt-14-dev valgrind musl-dev gperf dpkg-dev make"
 
 install_missing() {
 	local missing=()
@@ -110,6 +111,19 @@ if [ ${#EXISTING[@]} -gt 0 ]; then
 			run_suites build-asan "${EXISTING[@]}"
 	else
 		echo "sanitizer build failed"
+		FAILED=$((FAILED + 1))
+	fi
+fi
+
+# The binary to deploy, linked with musl (meson.build says why), through
+# the same suites; its libraries are built once, from the distribution's
+# sources (build-aux/musl-deps.sh).
+if [ ${#EXISTING[@]} -gt 0 ]; then
+	if build-aux/musl-deps.sh build-deps/musl && setup build-musl --native-file build-deps/musl/native.ini &&
+		ninja -C build-musl; then
+		run_suites build-musl "${EXISTING[@]}"
+	else
+		echo "musl build failed"
 		FAILED=$((FAILED + 1))
 	fi
 fi
