@@ -686,13 +686,37 @@ static void merge_byte_classes(struct sg_compiled *c)
 	c->config.n_classes = n_new;
 }
 
-/* By layer, then name; of equal names the first listed rule comes first. */
+/*
+ * The exact table is ordered by a hash of the name before the name itself:
+ * names of one policy share long prefixes (net/ipv4/conf/eth12/...), and
+ * sorting 10,000 of them by strcmp alone took milliseconds. Equal hashes
+ * fall back to strcmp, so a collision costs a comparison, never a wrong
+ * answer; the hash is FNV-1a, unkeyed, because the order must be the same in
+ * every run (it is part of the policy's digest, tables.c).
+ */
+static uint64_t sg_exact_order(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h;
+}
+
+/* By layer, order and name, without the rule: a lookup's key has none. */
+static int cmp_exact_key(const struct sg_exact_name *x, const struct sg_exact_name *y)
+{
+	if (x->layer != y->layer)
+		return (x->layer > y->layer) - (x->layer < y->layer);
+	if (x->order != y->order)
+		return (x->order > y->order) - (x->order < y->order);
+	return strcmp(x->name, y->name);
+}
+
+/* Of equal names the first listed rule comes first. */
 static int cmp_exact_name(const void *a, const void *b)
 {
 	const struct sg_exact_name *x = a, *y = b;
-	if (x->layer != y->layer)
-		return (x->layer > y->layer) - (x->layer < y->layer);
-	int r = strcmp(x->name, y->name);
+	int r = cmp_exact_key(x, y);
 	if (r)
 		return r;
 	return (x->rule > y->rule) - (x->rule < y->rule);
@@ -826,7 +850,8 @@ static int add_value(struct sg_rule_value *values, size_t *n, uint32_t rule, con
 static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, const char *name,
 		      uint32_t rule)
 {
-	exact[(*n)++] = (struct sg_exact_name){.layer = layer, .rule = rule, .name = name};
+	exact[(*n)++] = (struct sg_exact_name){
+	    .layer = layer, .rule = rule, .order = sg_exact_order(name), .name = name};
 }
 
 /* Sorted for bsearch; of duplicate names the first listed rule wins. */
@@ -836,8 +861,7 @@ static void build_exact_table(struct sg_compiled *c)
 
 	qsort(c->exact, c->n_exact, sizeof(*c->exact), cmp_exact_name);
 	for (size_t i = 0; i < c->n_exact; i++) {
-		if (kept && c->exact[i].layer == c->exact[kept - 1].layer &&
-		    strcmp(c->exact[i].name, c->exact[kept - 1].name) == 0)
+		if (kept && cmp_exact_key(&c->exact[i], &c->exact[kept - 1]) == 0)
 			continue;
 		c->exact[kept++] = c->exact[i];
 	}
@@ -1134,17 +1158,16 @@ void sg_compiled_free(struct sg_compiled *compiled)
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
-	const struct sg_exact_name key = {.layer = layer, .rule = 0, .name = name};
+	const struct sg_exact_name key = {
+	    .layer = layer, .rule = 0, .order = sg_exact_order(name), .name = name};
 
 	/* Not by cmp_exact_name, which orders equal names by rule: they are unique here. */
 	size_t lo = 0, hi = c->n_exact;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct sg_exact_name *e = &c->exact[mid];
-		int r = e->layer != key.layer ? (e->layer > key.layer) - (e->layer < key.layer)
-					      : strcmp(e->name, key.name);
+		int r = cmp_exact_key(&c->exact[mid], &key);
 		if (r == 0)
-			return e->rule;
+			return c->exact[mid].rule;
 		if (r < 0)
 			lo = mid + 1;
 		else

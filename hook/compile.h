@@ -28,6 +28,7 @@ struct sg_rule_origin {
 struct sg_exact_name {
 	uint32_t layer;
 	uint32_t rule;
+	uint64_t order;	  /* sg_exact_order(name): the table's order (below) */
 	const char *name; /* slash form */
 };
 
@@ -50,7 +51,7 @@ struct sg_compiled {
 	struct sg_rule_text *texts; /* of the rules that rewrite or clamp (sg_rule_entry.text) */
 	uint32_t n_texts;
 
-	struct sg_exact_name *exact; /* by layer, then name (strcmp), for bsearch; unique */
+	struct sg_exact_name *exact; /* by layer, order, name (strcmp), for bsearch; unique */
 	size_t n_exact;
 	char **name_copies; /* slash forms of rules the set has only dotted (rule_pattern) */
 	size_t n_name_copies;

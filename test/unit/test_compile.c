@@ -126,8 +126,10 @@ static void check_invariants(const struct sg_compiled *c)
 	}
 	for (size_t i = 1; i < c->n_exact; i++) {
 		const struct sg_exact_name *a = &c->exact[i - 1], *b = &c->exact[i];
-		if (a->layer > b->layer ||
-		    (a->layer == b->layer && strcmp(a->name, b->name) >= 0)) {
+		int order = a->layer != b->layer   ? (a->layer > b->layer) - (a->layer < b->layer)
+			    : a->order != b->order ? (a->order > b->order) - (a->order < b->order)
+						   : strcmp(a->name, b->name);
+		if (order >= 0) {
 			CHECK(!"exact names sorted and unique");
 			break;
 		}
