@@ -25,7 +25,11 @@ set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
+# The binary to deploy: the musl build's, where there is one (meson.build).
+if [ -z "${BUILD:-}" ]; then
+	BUILD=$ROOT/build
+	[ -f "$ROOT/build-musl/build.ninja" ] && BUILD=$ROOT/build-musl
+fi
 ROUNDS=${ROUNDS:-15}
 ITERS=${ITERS:-50000}
 SCALE_N=${SCALE_N:-500}
@@ -107,13 +111,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 # A private copy: others may relink the build dir's binary while this runs.
 cp "$BUILD/sysctl-guard" "$SG" || die "cannot copy $BUILD/sysctl-guard"
-# The breakdown times bpf(2) through LD_PRELOAD, which a static binary
-# ignores: its runs use the dynamically linked twin, where there is one.
+# The breakdown times bpf(2) through LD_PRELOAD, which reaches only a
+# dynamically linked glibc binary (the shim is built against glibc): its
+# runs use such a twin, this build's or else the glibc build's.
 SHIMMED=$SG
-if [ -x "$BUILD/sysctl-guard-dynamic" ]; then
-	SHIMMED=$BIN/sysctl-guard-dynamic
-	cp "$BUILD/sysctl-guard-dynamic" "$SHIMMED" || die "cannot copy $BUILD/sysctl-guard-dynamic"
-fi
+[ "$BUILD" != "$ROOT/build" ] && ninja -C "$ROOT/build" sysctl-guard-dynamic >/dev/null 2>&1
+for twin in "$BUILD/sysctl-guard-dynamic" "$ROOT/build/sysctl-guard-dynamic"; do
+	if [ -x "$twin" ] && ldd "$twin" 2>/dev/null | grep -q 'libc\.so\.6'; then
+		SHIMMED=$BIN/sysctl-guard-dynamic
+		cp "$twin" "$SHIMMED" || die "cannot copy $twin"
+		break
+	fi
+done
 SG_BUILT=$(date -r "$BUILD/sysctl-guard" +%H:%M:%S)
 
 log "compiling the helpers into $BIN"
@@ -393,6 +402,9 @@ shimmed() {
 		SG_BENCH_BPF_LOG="$WORK/raw/$2" "$SHIMMED" hook createRuntime >/dev/null
 	detach_target
 }
+# The twin is a build of its own: its program is loaded (verified) here, not in a timed run.
+"$SHIMMED" hook createRuntime <"$WORK/state-100use.json" >/dev/null || die "the shimmed hook failed"
+detach_target
 for ((r = 0; r < ROUNDS; r++)); do
 	take_fresh b100new
 	settle
@@ -504,7 +516,7 @@ done
 {
 	echo "kernel=$(uname -r) cpus=$(nproc) rounds=$ROUNDS iters=$ITERS"
 	echo "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- hook bpf 2>/dev/null || echo +dirty)"
-	echo "build=$BUILD_NOTE, binary built $SG_BUILT sha256 $(sha256sum "$SG" | cut -c1-12)"
+	echo "build=$(basename "$BUILD") ($BUILD_NOTE), binary built $SG_BUILT sha256 $(sha256sum "$SG" | cut -c1-12)"
 	echo "elapsed=$(($(date +%s) - T_START))"
 } >"$WORK/raw/meta.txt"
 python3 "$HERE/summarize.py" report "$WORK/raw"

@@ -227,8 +227,8 @@ def report(raw):
     for l in lines(R("compile_bench.txt")):
         if l and l[0].isdigit():
             comp[int(l[0])] = float(l[-1])
-    p("   breakdown, ms (medians; bpf(2) calls timed by an LD_PRELOAD shim, in the dynamically"
-      " linked twin where the binary is static; n runs):")
+    p("   breakdown, ms (medians; bpf(2) calls timed by an LD_PRELOAD shim, in a dynamically"
+      " linked glibc twin of the binary; n runs):")
     p("                       total   before bpf(2)  probes(n)      verify+JIT  maps(create,fill n)"
       "  BTF  attach+pins  other user")
     for label, path in (("100 rules, new", "shim_100.txt"), ("100, in use", "shim_100use.txt"),

@@ -31,7 +31,7 @@ c["linux"]["readonlyPaths"] = [p for p in c["linux"].get("readonlyPaths", []) if
 c["linux"]["sysctl"] = json.loads(sysctls)
 c["annotations"] = json.loads(annotations)
 import os
-env = ["SYSCTL_GUARD_CONFIG=" + os.environ["SYSCTL_GUARD_CONFIG"]] if os.environ.get("SYSCTL_GUARD_CONFIG") else []
+env = [k + "=" + os.environ[k] for k in ("SYSCTL_GUARD_CONFIG", "SYSCTL_GUARD_CONFINE") if os.environ.get(k)]
 if stage != "none":
     entry = lambda s: {"path": hook, "args": ["sysctl-guard", "hook", s], "env": env}
     c["hooks"] = {stage: [entry(stage)], "poststop": [entry("poststop")]}

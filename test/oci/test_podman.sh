@@ -13,7 +13,7 @@ python3 - "$(dirname "$0")/../../examples/hooks.d/sysctl-guard-annotated.json" "
 import json, sys
 h = json.load(open(sys.argv[1]))
 h["hook"]["path"] = sys.argv[2]
-h["hook"]["env"] = ["SYSCTL_GUARD_CONFIG=" + __import__("os").environ["SYSCTL_GUARD_CONFIG"]]
+h["hook"]["env"] = [k + "=" + __import__("os").environ[k] for k in ("SYSCTL_GUARD_CONFIG", "SYSCTL_GUARD_CONFINE") if __import__("os").environ.get(k)]
 print(json.dumps(h))
 PY
 
