@@ -148,11 +148,6 @@ static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_
 	return bpf_map_lookup_elem(env->values, key) != NULL;
 }
 
-static SG_INLINE long sg_env_strtol(const char *buf, __u32 len, long *res)
-{
-	return bpf_strtol(buf, len, 0, res);
-}
-
 /* Defined below, where struct sg_scratch is complete. */
 struct sg_scratch;
 static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The userspace side of bpf/sysctl_guard_decide.h: the same decision over the
- * compiled tables in memory, with bpf_strtol's semantics reproduced.
+ * compiled tables in memory.
  */
 #include "eval.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,75 +51,6 @@ static inline __u32 sg_env_accept(struct sg_env *env, __u32 state)
 }
 
 static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
-
-/* The kernel's isspace(): its ctype table also counts 0xa0 as space. */
-static int kernel_isspace(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
-}
-
-/* bpf_strtol(buf, len, 0, res) as kernel/bpf/helpers.c implements it. */
-static inline long sg_env_strtol(const char *buf, __u32 len, long *res)
-{
-	const char *cur = buf, *end = buf + len;
-	char str[64];
-	size_t n;
-	bool negative;
-	unsigned base = 10;
-	unsigned long long value = 0;
-	size_t digits = 0;
-
-	while (cur < end && kernel_isspace((unsigned char)*cur))
-		cur++;
-	negative = cur < end && *cur == '-';
-	if (negative)
-		cur++;
-	size_t consumed = (size_t)(cur - buf);
-	if (consumed == len)
-		return -EINVAL;
-	n = len - consumed;
-	if (n > sizeof(str) - 1)
-		n = sizeof(str) - 1;
-	memcpy(str, cur, n);
-	str[n] = '\0';
-
-	const char *p = str;
-	if (p[0] == '0') {
-		if (tolower((unsigned char)p[1]) == 'x' && isxdigit((unsigned char)p[2])) {
-			base = 16;
-			p += 2;
-		} else {
-			base = 8;
-		}
-	}
-	for (;; p++, digits++) {
-		unsigned d;
-		unsigned char ch = (unsigned char)*p;
-		if (ch >= '0' && ch <= '9')
-			d = ch - '0';
-		else if (tolower(ch) >= 'a' && tolower(ch) <= 'f')
-			d = (unsigned)(tolower(ch) - 'a' + 10);
-		else
-			break;
-		if (d >= base)
-			break;
-		if (value > (ULLONG_MAX - d) / base)
-			return -ERANGE;
-		value = value * base + d;
-	}
-	if (digits == 0)
-		return -EINVAL;
-	if (negative) {
-		if ((long long)-value > 0)
-			return -ERANGE;
-		*res = (long)-value;
-	} else {
-		if ((long long)value < 0)
-			return -ERANGE;
-		*res = (long)value;
-	}
-	return (long)(consumed + (size_t)(p - str));
-}
 
 /* The caller put the value being written in the scratch space before deciding. */
 struct sg_scratch;
@@ -215,4 +143,16 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 		memcpy(out->new_value, s.cur, n);
 		out->new_value[n] = '\0';
 	}
+}
+
+long sg_eval_scan_long(const char *text, long long *value)
+{
+	struct sg_scratch s;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.cur, SG_VALUE_MAX, "%s", text);
+	long r = sg_scan_long(&s, 0);
+	if (r >= 0)
+		*value = s.scanned;
+	return r;
 }

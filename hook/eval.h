@@ -37,4 +37,11 @@ const char *sg_reason_text(unsigned reason);
 
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
 
+/*
+ * The integer at the start of @text (its first SG_VALUE_MAX - 1 bytes), read
+ * as the program reads each field of a value a range rule checks. Returns
+ * the bytes taken, or -EINVAL (no digit) or -ERANGE (beyond 64 bits).
+ */
+long sg_eval_scan_long(const char *text, long long *value);
+
 #endif

@@ -29,6 +29,15 @@ expect "range: not a number" "EPERM" io "$CG" --net write net/core/somaxconn abc
 expect "range: trailing junk" "EPERM" io "$CG" --net write net/core/somaxconn 200x
 expect "range: hex inside the range" "ok
 ok 256" io "$CG" --net write net/core/somaxconn 0x100 read net/core/somaxconn
+# Fields are read as the kernel reads them (base 0), by the program itself (sg_scan_long).
+expect "range: octal inside the range" "ok
+ok 128" io "$CG" --net write net/core/somaxconn 0200 read net/core/somaxconn
+expect "range: octal below it" "EPERM" io "$CG" --net write net/core/somaxconn 010
+expect "range: leading whitespace" "ok
+ok 300" io "$CG" --net write net/core/somaxconn $' \t300' read net/core/somaxconn
+expect "range: beyond 64 bits" "EPERM" io "$CG" --net write net/core/somaxconn 18446744073709551616
+expect "range: negative" "EPERM" io "$CG" --net write net/core/somaxconn -200
+expect "range: a bare 0x is 0 and junk" "EPERM" io "$CG" --net write net/core/somaxconn 0x
 expect "per-field ranges: both inside" "ok
 ok 20000	60000" io "$CG" --net write net/ipv4/ip_local_port_range "20000 60000" read net/ipv4/ip_local_port_range
 expect "per-field ranges: second field outside" "EPERM" io "$CG" --net write net/ipv4/ip_local_port_range "20000 30000"
