@@ -39,7 +39,8 @@ const volatile struct sg_program_config program_config = {};
 		    });                                                                            \
 	} name SEC(".maps")
 
-SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
+SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_short_key, __u32);
+SG_OUTER_MAP(policy_exact_long, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
 SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     __u32[SG_DFA_PER_ELEMENT]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
@@ -77,8 +78,9 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	void *exact, *dfa, *rules, *values, *counters; /* the texts: on demand (sg_env_text) */
+	void *exact, *exact_long, *dfa, *rules, *values, *counters; /* texts: sg_env_text */
 	__u32 slot;
+	__u32 name_len; /* of the name in scratch.key: which exact table holds it */
 	__u32 row_width;
 	__u32 value_loaded; /* scratch.cur holds the value being written */
 	struct bpf_sysctl *ctx;
@@ -95,11 +97,13 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 	env->slot = slot;
 	env->row_width = sg_dfa_row_width(g->config.n_classes);
 	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
+	env->exact_long = bpf_map_lookup_elem(&policy_exact_long, &slot);
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
 	env->values = bpf_map_lookup_elem(&policy_values, &slot);
 	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
-	return env->exact && env->dfa && env->rules && env->values && env->counters;
+	return env->exact && env->exact_long && env->dfa && env->rules && env->values &&
+	       env->counters;
 }
 
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
@@ -119,9 +123,24 @@ static SG_INLINE const struct sg_rule_text *sg_env_text(struct sg_env *env, __u3
 	return texts ? bpf_map_lookup_elem(texts, &text) : 0;
 }
 
+/*
+ * One lookup call per table. Were the two one call with the map chosen
+ * before it (as the compiler would merge them without the asm statements,
+ * moves that differ in their text so that it cannot), the verifier could not tell
+ * which map the call is for, and the program would call the generic lookup
+ * helper instead of the hash table's own, some 25 ns slower.
+ */
 static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
 {
-	__u32 *rule = bpf_map_lookup_elem(env->exact, key);
+	__u32 *rule;
+
+	if (env->name_len < SG_SHORT_NAME_MAX) {
+		rule = bpf_map_lookup_elem(env->exact, &key->short_key);
+		asm volatile("%0 = %0" : "+r"(rule));
+	} else {
+		rule = bpf_map_lookup_elem(env->exact_long, key);
+		asm volatile("%0 = %0 " : "+r"(rule));
+	}
 	return rule ? *rule : SG_NO_RULE;
 }
 
@@ -304,11 +323,13 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 	__u32 write = ctx->write;
 
 	__builtin_memset(&s->key, 0, sizeof(s->key));
-	if (bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0) < 0) {
+	long name_len = bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0);
+	if (name_len < 0) {
 		/* Longer than any name a policy can hold: fail closed. */
 		count(env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
 		return 0;
 	}
+	env->name_len = (__u32)name_len;
 
 	if (g->learn)
 		remember(ctx, s, g, write);

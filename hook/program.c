@@ -292,6 +292,7 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	    {"secret", skel->maps.secret},
 	    {"inputs", skel->maps.inputs},
 	    {sg_table_names[SG_TABLE_EXACT], skel->maps.policy_exact},
+	    {sg_table_names[SG_TABLE_EXACT_LONG], skel->maps.policy_exact_long},
 	    {sg_table_names[SG_TABLE_DFA], skel->maps.policy_dfa},
 	    {sg_table_names[SG_TABLE_RULES], skel->maps.policy_rules},
 	    {sg_table_names[SG_TABLE_VALUES], skel->maps.policy_values},

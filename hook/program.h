@@ -40,7 +40,8 @@
 
 /* The outer maps: for each, slot -> the policy's own map. */
 enum sg_table {
-	SG_TABLE_EXACT,
+	SG_TABLE_EXACT, /* names shorter than SG_SHORT_NAME_MAX */
+	SG_TABLE_EXACT_LONG,
 	SG_TABLE_DFA,
 	SG_TABLE_RULES,
 	SG_TABLE_VALUES,
@@ -50,7 +51,7 @@ enum sg_table {
 };
 
 /* The tables' pin names, in enum sg_table order: for initialisers. */
-#define SG_TABLE_NAMES "exact", "dfa", "rules", "values", "texts", "counters"
+#define SG_TABLE_NAMES "exact", "exact_long", "dfa", "rules", "values", "texts", "counters"
 
 extern const char *const sg_table_names[SG_TABLE_COUNT];
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,20 @@ static uint32_t counter_rows(const struct sg_compiled *c)
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
+/* Whether a name of @len bytes goes into the exact table with the long keys. */
+static bool is_long_name(size_t len)
+{
+	return len + 1 > SG_SHORT_NAME_MAX;
+}
+
+static size_t long_names(const struct sg_compiled *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_exact; i++)
+		n += is_long_name(strlen(c->exact[i].name));
+	return n;
+}
+
 /*
  * Each map as the program's outer maps expect their inner maps (SG_OUTER_MAP
  * in bpf/sysctl_guard.bpf.c): the same type, key and value sizes, and flags.
@@ -124,8 +139,10 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 		size_t entries;
 		uint32_t flags;
 	} shapes[] = {
-	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key), sizeof(uint32_t),
-				c->n_exact, 0},
+	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_short_key),
+				sizeof(uint32_t), c->n_exact - long_names(c), 0},
+	    [SG_TABLE_EXACT_LONG] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
+				     sizeof(uint32_t), long_names(c), 0},
 	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
 			      SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
 			      BPF_F_INNER_MAP | BPF_F_MMAPABLE},
@@ -265,29 +282,40 @@ static void rule_names_unit(size_t i, void *dst, void *arg)
 }
 
 /*
- * The exact table, a batch at a time: the kernel's keys are zero-padded to
- * SG_NAME_MAX, and a policy may have tens of thousands. Batches take no
- * BPF_NOEXIST; the compiler never repeats a key.
+ * One of the exact tables (sysctl_guard.h), a batch at a time: the kernel's
+ * keys are zero padded to @key_size, and a policy may have tens of
+ * thousands. Batches take no BPF_NOEXIST; the compiler never repeats a key.
  */
-static int fill_exact(int fd, const struct sg_compiled *c)
+static int fill_exact(int fd, const struct sg_compiled *c, bool long_ones)
 {
 	enum { BATCH = 256 };
-	struct sg_exact_key *keys = sg_xcalloc(BATCH, sizeof(*keys));
+	const size_t key_size =
+	    long_ones ? sizeof(struct sg_exact_key) : sizeof(struct sg_exact_short_key);
+	_cleanup_free_ char *keys = sg_xcalloc(BATCH, key_size);
 	uint32_t rules[BATCH];
+	size_t n = 0;
 	int r = 0;
 
-	for (size_t first = 0; r == 0 && first < c->n_exact; first += BATCH) {
-		size_t n = c->n_exact - first < BATCH ? c->n_exact - first : BATCH;
-		memset(keys, 0, n * sizeof(*keys));
-		for (size_t i = 0; i < n; i++) {
-			const struct sg_exact_name *e = &c->exact[first + i];
-			keys[i].layer = e->layer;
-			memcpy(keys[i].name, e->name, strlen(e->name));
-			rules[i] = e->rule;
+	for (size_t i = 0; r == 0 && i < c->n_exact; i++) {
+		const struct sg_exact_name *e = &c->exact[i];
+		size_t len = strlen(e->name);
+		if (is_long_name(len) != long_ones)
+			continue;
+		/* A short key is the start of a long one (sysctl_guard.h). */
+		struct sg_exact_key key;
+		memset(&key, 0, sizeof(key));
+		key.layer = e->layer;
+		memcpy(key.name, e->name, len);
+		memcpy(keys + n * key_size, &key, key_size);
+		rules[n++] = e->rule;
+		if (n == BATCH) {
+			r = sg_map_update_all(fd, keys, key_size, rules, sizeof(*rules), n,
+					      BPF_ANY);
+			n = 0;
 		}
-		r = sg_map_update_all(fd, keys, sizeof(*keys), rules, sizeof(*rules), n, BPF_ANY);
 	}
-	free(keys);
+	if (r == 0 && n)
+		r = sg_map_update_all(fd, keys, key_size, rules, sizeof(*rules), n, BPF_ANY);
 	return r;
 }
 
@@ -319,7 +347,9 @@ static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
 		r = fill_mapped(m->fds[SG_TABLE_TEXTS], sizeof(struct sg_rule_text), c->n_texts,
 				rule_text, arg);
 	if (!r)
-		r = fill_exact(m->fds[SG_TABLE_EXACT], c);
+		r = fill_exact(m->fds[SG_TABLE_EXACT], c, false);
+	if (!r)
+		r = fill_exact(m->fds[SG_TABLE_EXACT_LONG], c, true);
 	if (!r)
 		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
 	struct names_cursor names = {.c = c};

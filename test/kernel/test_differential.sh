@@ -38,4 +38,14 @@ check_policy allowlist '{ "version": 1, "default": "none", "rules": [
   { "name": "kernel.**", "access": "read" },
   { "name": "kernel.random.**", "access": "none" },
   { "name": "net.core.somaxconn", "access": "read-write" } ] }'
+
+# Every name an exact rule of its own, every other one denied: both exact
+# tables (names of 48 bytes and more are in the long one, sysctl_guard.h).
+NAMES=$(unshare -n find /proc/sys -type f 2>/dev/null | sed 's|^/proc/sys/||' | sort)
+expect "some names take the long exact table" "yes" sh -c \
+	"[ \$(echo '$NAMES' | awk 'length(\$0) >= 48' | wc -l) -gt 0 ] && echo yes"
+check_policy exact "$(echo "$NAMES" | python3 -c 'import json, sys
+names = sys.stdin.read().split()
+rules = [{"name": n, "access": "none" if i % 2 else "read"} for i, n in enumerate(names)]
+print(json.dumps({"version": 1, "default": "read", "rules": rules}))')"
 finish
