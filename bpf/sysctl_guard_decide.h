@@ -307,14 +307,13 @@ static SG_INLINE __u32 sg_digit(unsigned char c)
 #define SG_SCAN_WINDOW 63 /* bytes after the sign that bpf_strtol copies and reads */
 #define SG_SCAN_EINVAL (-22)
 #define SG_SCAN_ERANGE (-34)
-#define SG_U64_MAX     0xffffffffffffffffull
 
 /*
  * The digits of sg_scan_long's integer, from s->cur[@off + @start] past the
  * whitespace and the sign. A function of its own, verified once with @start
  * unknown: within sg_scan_long the verifier would follow this loop again for
- * every length of whitespace before it (850,000 instructions instead of
- * 205,000).
+ * every length of whitespace before it (847,000 instructions verified
+ * instead of 212,000).
  */
 SG_SUBPROG long sg_scan_digits(struct sg_scratch *s, __u32 off, __u32 start, __u32 negative)
 {

@@ -22,8 +22,8 @@
 
 #if defined(__x86_64__)
 #define SG_AUDIT_ARCH AUDIT_ARCH_X86_64
-#ifndef __X32_SYSCALL_BIT /* the kernel's asm/unistd.h, which not every libc's sys/syscall.h       \
-			     includes */
+/* The kernel's asm/unistd.h has it; not every libc's sys/syscall.h includes that. */
+#ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 #elif defined(__aarch64__)
@@ -48,23 +48,75 @@ _Static_assert(MAX_INSNS <= 255, "filter jumps must stay within 255 instructions
  */
 static const uint32_t needed[] = {
     /* bpf and bpffs */
-    __NR_bpf, __NR_mount, __NR_mkdirat, __NR_renameat, __NR_renameat2, __NR_unlinkat, __NR_statfs,
-    __NR_fstatfs, __NR_name_to_handle_at, __NR_getrandom, __NR_uname, __NR_flock, __NR_symlinkat,
+    __NR_bpf,
+    __NR_mount,
+    __NR_mkdirat,
+    __NR_renameat,
+    __NR_renameat2,
+    __NR_unlinkat,
+    __NR_statfs,
+    __NR_fstatfs,
+    __NR_name_to_handle_at,
+    __NR_getrandom,
+    __NR_uname,
+    __NR_flock,
+    __NR_symlinkat,
     /* placing a new policy's tables (hook/tables.c): children and threads, no exec */
-    __NR_clone, __NR_wait4, __NR_set_robust_list, __NR_sched_yield,
+    __NR_clone,
+    __NR_wait4,
+    __NR_set_robust_list,
+    __NR_sched_yield,
     __NR_pipe2, /* valgrind's scheduler, in those children, under the memcheck tests */
     /* files */
-    __NR_openat, __NR_close, __NR_read, __NR_pread64, __NR_write, __NR_writev, __NR_lseek,
-    __NR_fstat, __NR_newfstatat, __NR_statx, __NR_fcntl, __NR_dup, __NR_dup3, __NR_ioctl,
-    __NR_getdents64, __NR_readlinkat, __NR_faccessat,
+    __NR_openat,
+    __NR_close,
+    __NR_read,
+    __NR_pread64,
+    __NR_write,
+    __NR_writev,
+    __NR_lseek,
+    __NR_fstat,
+    __NR_newfstatat,
+    __NR_statx,
+    __NR_fcntl,
+    __NR_dup,
+    __NR_dup3,
+    __NR_ioctl,
+    __NR_getdents64,
+    __NR_readlinkat,
+    __NR_faccessat,
     /* memory, threads, time, exit */
-    __NR_brk, __NR_mmap, __NR_munmap, __NR_mremap, __NR_mprotect, __NR_madvise, __NR_futex,
-    __NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep, __NR_clock_nanosleep, __NR_getpid,
-    __NR_gettid, __NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid, __NR_prlimit64,
-    __NR_sched_getaffinity, __NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
-    __NR_sigaltstack, __NR_restart_syscall, __NR_exit, __NR_exit_group,
+    __NR_brk,
+    __NR_mmap,
+    __NR_munmap,
+    __NR_mremap,
+    __NR_mprotect,
+    __NR_madvise,
+    __NR_futex,
+    __NR_clock_gettime,
+    __NR_gettimeofday,
+    __NR_nanosleep,
+    __NR_clock_nanosleep,
+    __NR_getpid,
+    __NR_gettid,
+    __NR_getuid,
+    __NR_geteuid,
+    __NR_getgid,
+    __NR_getegid,
+    __NR_prlimit64,
+    __NR_sched_getaffinity,
+    __NR_rt_sigaction,
+    __NR_rt_sigprocmask,
+    __NR_rt_sigreturn,
+    __NR_sigaltstack,
+    __NR_restart_syscall,
+    __NR_exit,
+    __NR_exit_group,
     /* syslog over /dev/log */
-    __NR_socket, __NR_connect, __NR_sendto, __NR_sendmsg,
+    __NR_socket,
+    __NR_connect,
+    __NR_sendto,
+    __NR_sendmsg,
 #ifdef __NR_clone3
     __NR_clone3,
 #endif
@@ -76,8 +128,18 @@ static const uint32_t needed[] = {
 #endif
 #ifdef __x86_64__
     /* the calls x86-64 keeps beside their *at forms */
-    __NR_mkdir, __NR_rename, __NR_unlink, __NR_rmdir, __NR_symlink, __NR_open, __NR_stat,
-    __NR_lstat, __NR_readlink, __NR_access, __NR_time, __NR_pipe,
+    __NR_mkdir,
+    __NR_rename,
+    __NR_unlink,
+    __NR_rmdir,
+    __NR_symlink,
+    __NR_open,
+    __NR_stat,
+    __NR_lstat,
+    __NR_readlink,
+    __NR_access,
+    __NR_time,
+    __NR_pipe,
     __NR_fork, /* musl's fork(); glibc's makes a clone */
 #endif
 };
