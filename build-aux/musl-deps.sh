@@ -15,7 +15,9 @@
 #
 # Needs: gcc, make, pkg-config, gperf, dpkg-dev, musl-dev, and apt-get
 # reaching the distribution's source index. Prints the prefix's state and
-# exits 0 when PREFIX is already complete; exits 1, saying why, otherwise.
+# exits 0 when PREFIX is already complete; exits 77 (what test harnesses
+# count as skipped) when the sources cannot be fetched, 1 when a tool is
+# missing or a build fails; saying why.
 set -euo pipefail
 
 PREFIX=${1:?usage: build-aux/musl-deps.sh PREFIX}
@@ -54,6 +56,17 @@ step() {
 	"$@" >>"$LOG" 2>&1 || {
 		tail -30 "$LOG" >&2
 		die "$name failed"
+	}
+}
+
+# fetch NAME COMMAND...: a step that reaches the network: its failure is a skip.
+fetch() {
+	local name=$1
+	shift
+	"$@" >>"$LOG" 2>&1 || {
+		tail -10 "$LOG" >&2
+		echo "musl-deps: $name failed: no sources to build from (exit 77)" >&2
+		exit 77
 	}
 }
 
@@ -109,14 +122,15 @@ done
 APT_OPTS=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/parts"
 	-o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "Debug::NoLocking=1" -qq)
 echo "musl-deps: fetching the sources of: $PACKAGES"
-step "apt-get update (source index)" apt-get "${APT_OPTS[@]}" update
+fetch "apt-get update (source index)" apt-get "${APT_OPTS[@]}" update
 mkdir -p "$WORK/src"
 # The newest version of each; where a mirror lacks it (security archives are
 # not always mirrored with their sources), the release's own.
 . /etc/os-release
 for pkg in $PACKAGES; do
 	(cd "$WORK/src" && { apt-get "${APT_OPTS[@]}" source "$pkg" >>"$LOG" 2>&1 ||
-		step "apt-get source $pkg" apt-get "${APT_OPTS[@]}" source "$pkg/$VERSION_CODENAME"; })
+		fetch "apt-get source $pkg" apt-get "${APT_OPTS[@]}" source "$pkg/$VERSION_CODENAME"; }) ||
+		exit 77
 done
 src() { find "$WORK/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 versions() { (cd "$WORK/src" && ls -- *.dsc) | sed 's/\.dsc$//'; }
