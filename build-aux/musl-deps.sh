@@ -16,8 +16,8 @@
 # Needs: gcc, make, pkg-config, gperf, dpkg-dev, musl-dev, and apt-get
 # reaching the distribution's source index. Prints the prefix's state and
 # exits 0 when PREFIX is already complete; exits 77 (what test harnesses
-# count as skipped) when the sources cannot be fetched, 1 when a tool is
-# missing or a build fails; saying why.
+# count as skipped) when apt-get cannot reach the sources, 1 when a tool is
+# missing or anything else fails; saying why.
 set -euo pipefail
 
 PREFIX=${1:?usage: build-aux/musl-deps.sh PREFIX}
@@ -48,6 +48,7 @@ PREFIX=$(cd "$PREFIX" && pwd)
 WORK=$(mktemp -d "$PREFIX/.work.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 LOG=$WORK/log
+: >"$LOG"
 
 # step NAME COMMAND...: runs a build step; on failure shows its log's end.
 step() {
@@ -59,15 +60,20 @@ step() {
 	}
 }
 
-# fetch NAME COMMAND...: a step that reaches the network: its failure is a skip.
+# fetch NAME COMMAND...: a step that reaches the network. When apt-get says
+# it could not reach the archive (or has no source index, which an offline
+# update leaves) there is nothing to build from: a skip. Anything else fails.
 fetch() {
-	local name=$1
+	local name=$1 mark
 	shift
-	"$@" >>"$LOG" 2>&1 || {
-		tail -10 "$LOG" >&2
+	mark=$(wc -l <"$LOG")
+	"$@" >>"$LOG" 2>&1 && return
+	tail -10 "$LOG" >&2
+	if tail -n +"$((mark + 1))" "$LOG" | grep -qE "Failed to fetch|Temporary failure resolving|Could not resolve|Unable to connect|Could not connect|You must put some 'deb-src' URIs"; then
 		echo "musl-deps: $name failed: no sources to build from (exit 77)" >&2
 		exit 77
-	}
+	fi
+	die "$name failed"
 }
 
 # --- The toolchain: gcc with musl's headers and libraries instead of glibc's ---
@@ -127,10 +133,11 @@ mkdir -p "$WORK/src"
 # The newest version of each; where a mirror lacks it (security archives are
 # not always mirrored with their sources), the release's own.
 . /etc/os-release
+CODENAME=${VERSION_CODENAME:?/etc/os-release names no VERSION_CODENAME}
 for pkg in $PACKAGES; do
 	(cd "$WORK/src" && { apt-get "${APT_OPTS[@]}" source "$pkg" >>"$LOG" 2>&1 ||
-		fetch "apt-get source $pkg" apt-get "${APT_OPTS[@]}" source "$pkg/$VERSION_CODENAME"; }) ||
-		exit 77
+		fetch "apt-get source $pkg" apt-get "${APT_OPTS[@]}" source "$pkg/$CODENAME"; }) ||
+		exit
 done
 src() { find "$WORK/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 versions() { (cd "$WORK/src" && ls -- *.dsc) | sed 's/\.dsc$//'; }

@@ -176,6 +176,29 @@ TEST(edge_cases)
 		check_same(cases[i]);
 }
 
+/*
+ * Digits running past the 63 bytes the helper reads after the sign, in
+ * every base, after whitespace and a sign: the window, not the digits, ends
+ * the number ("0x" and 70 zeros and a 1 is 0, 63 bytes).
+ */
+TEST(digits_past_the_window)
+{
+	static const char *const leads[] = {"", "0x", "0X", "-", "-0x", "   ", "  -0x", "0"};
+	static const char digits[] = "0123456789abcdef";
+	char text[SG_VALUE_MAX];
+
+	for (size_t l = 0; l < sizeof(leads) / sizeof(leads[0]); l++)
+		for (size_t run = 55; run <= 80; run++)
+			for (size_t d = 0; d < sizeof(digits) - 1; d++) {
+				size_t len = strlen(leads[l]);
+				memcpy(text, leads[l], len);
+				memset(text + len, '0', run);
+				text[len + run] = digits[d];
+				text[len + run + 1] = '\0';
+				check_same(text);
+			}
+}
+
 /* Whitespace, signs and prefixes before digits of every base, up to the window and past it. */
 TEST(generated_strings)
 {
@@ -208,4 +231,4 @@ TEST(generated_strings)
 	CHECK(seen.octal > 100 && seen.hex > 100 && seen.stopped_at_digit > 100);
 }
 
-RUN_TESTS(T(edge_cases), T(generated_strings))
+RUN_TESTS(T(edge_cases), T(digits_past_the_window), T(generated_strings))
