@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <signal.h>
 #include <time.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -414,9 +413,7 @@ int sg_cmd_gc(int argc, char **argv)
 		    strncmp(de->d_name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) == 0;
 
 		if (staging) {
-			/* A staging directory of a hook that still runs is not ours to take. */
-			int pid = atoi(de->d_name + strlen(SG_STAGING_PREFIX));
-			if (pid > 0 && kill(pid, 0) == 0)
+			if (!sg_is_orphan_staging(de->d_name))
 				continue;
 		} else if (!sg_guard_is_entry(de->d_name)) {
 			continue;

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -637,6 +639,14 @@ bool sg_guard_is_entry(const char *name)
 	return name[0] >= '0' && name[0] <= '9';
 }
 
+bool sg_is_orphan_staging(const char *name)
+{
+	if (strncmp(name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) != 0)
+		return false;
+	int pid = atoi(name + strlen(SG_STAGING_PREFIX));
+	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
 int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err)
 {
 	char dir[PATH_MAX];
@@ -732,9 +742,14 @@ static int gc_unused_policies(unsigned min_age_s)
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, de->d_name);
+		/* Its slot, claimed and never named, is an orphan the program's gc frees. */
+		if (sg_is_orphan_staging(de->d_name)) {
+			sg_unpin_dir(path);
+			continue;
+		}
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, de->d_name);
 		if (!is_old_enough(path, min_age_s))
 			continue;
 		bool in_use = false;
@@ -779,6 +794,10 @@ static void gc_unused_programs(unsigned min_age_s)
 		char path[PATH_MAX];
 		if (de->d_name[0] == '.')
 			continue;
+		if (sg_is_orphan_staging(de->d_name)) {
+			sg_program_unpin(de->d_name);
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/%s/prog", SG_PROGRAM_ROOT, de->d_name);
 		_cleanup_close_ int fd = bpf_obj_get(path);
 		uint32_t id = fd >= 0 ? prog_id(fd) : 0;

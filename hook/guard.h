@@ -104,6 +104,13 @@ struct sg_guard_status {
 /* Whether @name in SG_PIN_ROOT is a guard (a cgroup id), not staging, policies or events. */
 bool sg_guard_is_entry(const char *name);
 
+/*
+ * Whether @name is a staging directory (of a guard, a policy or a program)
+ * whose hook is gone: killed before it renamed the directory into place.
+ * One of a hook that still runs is not ours to take.
+ */
+bool sg_is_orphan_staging(const char *name);
+
 /* Reads only the meta of the guard pinned at SG_PIN_ROOT/@entry: who it is for. */
 int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err);
 

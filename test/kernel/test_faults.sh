@@ -52,6 +52,23 @@ for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.12; do
 	expect "killed after $delay s: gc left no staging directory" "0" staging_left
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 done
+# What a hook killed before its rename leaves, gc removes: a guard's, a
+# policy's and a program's staging directory, each with a map pinned in it.
+# One whose hook still runs (this shell, here) stays.
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+ROOTS="/sys/fs/bpf/sysctl-guard /sys/fs/bpf/sysctl-guard/policies /sys/fs/bpf/sysctl-guard/programs"
+for root in $ROOTS; do
+	mkdir "$root/staging-$dead-sgtest" "$root/staging-$$-sgtest"
+	bpftool map create "$root/staging-$dead-sgtest/m" type array key 4 value 4 entries 1 name sgtest
+done
+"$SG" gc >/dev/null 2>&1
+staging_of() { for root in $ROOTS; do [ -e "$root/staging-$1-sgtest" ] && echo "$root"; done | wc -l; }
+expect "gc removes the staging directories of killed hooks" "0" staging_of "$dead"
+expect "gc keeps those of hooks still running" "3" staging_of "$$"
+for root in $ROOTS; do rmdir "$root/staging-$$-sgtest" "$root/staging-$dead-sgtest" 2>/dev/null; done
+
 # No descriptor leaks, failing or not: valgrind lists what is open at exit.
 # A static binary hides its allocations from memcheck: its dynamic twin runs.
 VG_SG=${SG_DYNAMIC:-$SG}
