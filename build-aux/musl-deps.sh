@@ -13,6 +13,8 @@
 # confidential VMs): half a millisecond of every run of a static glibc
 # binary, and the hook runs twice per container start (meson.build).
 #
+# A complete PREFIX is kept as it is: remove it to build newer sources.
+#
 # Needs: gcc, make, pkg-config, gperf, dpkg-dev, musl-dev, and apt-get
 # reaching the distribution's source index. Prints the prefix's state and
 # exits 0 when PREFIX is already complete; exits 77 (what test harnesses
