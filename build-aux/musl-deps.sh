@@ -6,7 +6,7 @@
 # into PREFIX, with a gcc specs file and a meson native file that use them:
 #
 #   build-aux/musl-deps.sh PREFIX
-#   meson setup build --native-file PREFIX/native.ini
+#   meson setup build-musl --native-file PREFIX/native.ini
 #
 # Why musl: glibc's startup asks the CPU for its features and caches some 70
 # times with CPUID, which a virtual machine traps (7.6 us each here, more in
@@ -172,7 +172,7 @@ done
 	step libbpf make -j"$(nproc)" BUILD_STATIC_ONLY=1 EXTRA_CFLAGS="$CFLAGS -I$PREFIX/include" \
 		PREFIX="$PREFIX" LIBDIR="$PREFIX/lib" install)
 
-# yajl: its own build is cmake, for a library of six files and a version header.
+# yajl: its own build is cmake, for a library of nine files and a version header.
 YAJL=$(src yajl)
 mkdir -p "$PREFIX/include/yajl" "$WORK/yajl"
 yajl_version() { sed -n "s/^SET *(YAJL_$1 *\([0-9]*\))/\1/p" "$YAJL/CMakeLists.txt"; }
