@@ -140,7 +140,8 @@ static const uint32_t needed[] = {
     __NR_access,
     __NR_time,
     __NR_pipe,
-    __NR_fork, /* musl's fork(); glibc's makes a clone */
+    /* musl's fork(); glibc's makes a clone */
+    __NR_fork,
 #endif
 };
 
