@@ -133,6 +133,7 @@ static size_t long_names(const struct sg_compiled *c)
  */
 static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 {
+	const size_t n_long = long_names(c);
 	const struct {
 		enum bpf_map_type type;
 		uint32_t key_size, value_size;
@@ -140,9 +141,9 @@ static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
 		uint32_t flags;
 	} shapes[] = {
 	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_short_key),
-				sizeof(uint32_t), c->n_exact - long_names(c), 0},
+				sizeof(uint32_t), c->n_exact - n_long, 0},
 	    [SG_TABLE_EXACT_LONG] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
-				     sizeof(uint32_t), long_names(c), 0},
+				     sizeof(uint32_t), n_long, 0},
 	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
 			      SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
 			      BPF_F_INNER_MAP | BPF_F_MMAPABLE},
