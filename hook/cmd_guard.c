@@ -409,15 +409,12 @@ int sg_cmd_gc(int argc, char **argv)
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_guard_status st;
 		struct sg_err err = {0};
-		bool staging =
-		    strncmp(de->d_name, SG_STAGING_PREFIX, strlen(SG_STAGING_PREFIX)) == 0;
 
-		if (staging) {
-			if (!sg_is_orphan_staging(de->d_name))
-				continue;
-		} else if (!sg_guard_is_entry(de->d_name)) {
+		/* A staging directory of a hook still running is neither orphan nor an entry. */
+		bool orphan = sg_is_orphan_staging(de->d_name);
+		if (!orphan && !sg_guard_is_entry(de->d_name))
 			continue;
-		} else if (sg_guard_read(de->d_name, &st, &err) == 0) {
+		if (!orphan && sg_guard_read(de->d_name, &st, &err) == 0) {
 			bool alive = st.link_alive;
 			sg_guard_status_free(&st);
 			if (alive)
