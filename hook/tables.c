@@ -127,49 +127,61 @@ static size_t long_names(const struct sg_compiled *c)
 	return n;
 }
 
-/*
- * Each map as the program's outer maps expect their inner maps (SG_OUTER_MAP
- * in bpf/sysctl_guard.bpf.c): the same type, key and value sizes, and flags.
- */
-static int create_maps(const struct sg_compiled *c, struct policy_maps *m)
-{
-	const size_t n_long = long_names(c);
-	const struct {
-		enum bpf_map_type type;
-		uint32_t key_size, value_size;
-		size_t entries;
-		uint32_t flags;
-	} shapes[] = {
-	    [SG_TABLE_EXACT] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_short_key),
-				sizeof(uint32_t), c->n_exact - n_long, 0},
-	    [SG_TABLE_EXACT_LONG] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
-				     sizeof(uint32_t), n_long, 0},
-	    [SG_TABLE_DFA] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-			      SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
-			      BPF_F_INNER_MAP | BPF_F_MMAPABLE},
-	    [SG_TABLE_RULES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_entry),
-				c->config.n_rules, BPF_F_INNER_MAP | BPF_F_MMAPABLE},
-	    [SG_TABLE_VALUES] = {BPF_MAP_TYPE_HASH, sizeof(struct sg_value_hash_key),
-				 sizeof(uint8_t), c->n_values, 0},
-	    [SG_TABLE_TEXTS] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_rule_text),
-				c->n_texts, BPF_F_INNER_MAP | BPF_F_MMAPABLE},
-	    [SG_TABLE_COUNTERS] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
-				   (size_t)counter_rows(c) * SG_VERDICT_COUNT, BPF_F_INNER_MAP},
-	    [PIN_INFO] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct sg_policy_info), 1,
-			  0},
-	    [PIN_RULE_NAMES] = {BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_RULE_NAMES_UNIT,
-				rule_names_units(c), BPF_F_MMAPABLE},
-	};
-	_Static_assert(SG_ARRAY_SIZE(shapes) == SG_ARRAY_SIZE(m->fds), "one shape per pin");
+/* A map's shape: what the program's outer maps expect of their inner maps. */
+struct map_shape {
+	enum bpf_map_type type;
+	uint32_t key_size, value_size;
+	size_t entries;
+	uint32_t flags;
+};
 
-	for (size_t i = 0; i < SG_ARRAY_SIZE(shapes); i++) {
-		m->fds[i] = sg_map_create(shapes[i].type, policy_pins[i], shapes[i].key_size,
-					  shapes[i].value_size, at_least_one(shapes[i].entries),
-					  shapes[i].flags);
-		if (m->fds[i] < 0)
-			return -errno;
+/*
+ * The map of pin @pin as the program's outer maps expect their inner maps
+ * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
+ * sizes, and flags. @n_long: the long exact names (long_names).
+ */
+static struct map_shape map_shape(const struct sg_compiled *c, size_t pin, size_t n_long)
+{
+	switch (pin) {
+	case SG_TABLE_EXACT:
+		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_short_key),
+					  sizeof(uint32_t), c->n_exact - n_long, 0};
+	case SG_TABLE_EXACT_LONG:
+		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
+					  sizeof(uint32_t), n_long, 0};
+	case SG_TABLE_DFA:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_RULES:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_rule_entry), c->config.n_rules,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_VALUES:
+		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_value_hash_key),
+					  sizeof(uint8_t), c->n_values, 0};
+	case SG_TABLE_TEXTS:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_rule_text), c->n_texts,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_COUNTERS:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
+					  (size_t)counter_rows(c) * SG_VERDICT_COUNT,
+					  BPF_F_INNER_MAP};
+	case PIN_INFO:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_policy_info), 1, 0};
+	default: /* PIN_RULE_NAMES */
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_RULE_NAMES_UNIT,
+					  rule_names_units(c), BPF_F_MMAPABLE};
 	}
-	return 0;
+}
+
+static int create_map(const struct sg_compiled *c, size_t pin, size_t n_long)
+{
+	struct map_shape shape = map_shape(c, pin, n_long);
+	return sg_map_create(shape.type, policy_pins[pin], shape.key_size, shape.value_size,
+			     at_least_one(shape.entries), shape.flags);
 }
 
 static size_t gcd(size_t a, size_t b)
@@ -333,31 +345,95 @@ static int fill_values(int fd, const struct sg_compiled *c, const __u64 hash_key
 	return sg_map_update_all(fd, hashes, sizeof(*hashes), ones, 1, c->n_values, BPF_ANY);
 }
 
-static int fill_maps(const struct policy_maps *m, const struct sg_compiled *c,
-		     const struct sg_policy_info *info)
+/* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
+static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
+		    const struct sg_policy_info *info)
+{
+	void *arg = (void *)c; /* the fills only read it */
+	struct names_cursor names = {.c = c};
+
+	switch (pin) {
+	case SG_TABLE_EXACT:
+	case SG_TABLE_EXACT_LONG:
+		return fill_exact(fd, c, pin == SG_TABLE_EXACT_LONG);
+	case SG_TABLE_DFA:
+		return fill_mapped(fd, SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
+				   dfa_element, arg);
+	case SG_TABLE_RULES:
+		return fill_mapped(fd, sizeof(struct sg_rule_entry), c->config.n_rules, rule_entry,
+				   arg);
+	case SG_TABLE_VALUES:
+		return fill_values(fd, c, info->config.hash_key);
+	case SG_TABLE_TEXTS:
+		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_text, arg);
+	case PIN_RULE_NAMES:
+		return fill_mapped(fd, SG_RULE_NAMES_UNIT, rule_names_units(c), rule_names_unit,
+				   &names);
+	default: /* the counters start at zero; info is written once the slot is known */
+		return 0;
+	}
+}
+
+/*
+ * The maps of a policy, made and filled by two threads side by side: most
+ * of the time goes to the kernel allocating and zeroing their pages and
+ * inserting into the hash tables, megabytes and thousands of elements for a
+ * large policy. Each thread takes the next map not taken yet, in order of
+ * make_order, and they stop at the first error.
+ */
+struct maps_work {
+	const struct sg_compiled *c;
+	const struct sg_policy_info *info;
+	struct policy_maps *m;
+	size_t n_long;
+	size_t next; /* the next index of make_order to take (atomic) */
+	int error;   /* 0 or the first negative errno (atomic) */
+};
+
+/* Largest first, so that neither thread is left with a large one at the end. */
+static const size_t make_order[] = {SG_TABLE_EXACT, SG_TABLE_DFA,	 SG_TABLE_VALUES,
+				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
+				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
+_Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
+
+static int make_map(const struct maps_work *w, size_t pin)
+{
+	w->m->fds[pin] = create_map(w->c, pin, w->n_long);
+	if (w->m->fds[pin] < 0)
+		return -errno;
+	return fill_map(w->m->fds[pin], pin, w->c, w->info);
+}
+
+static void *make_maps_thread(void *arg)
+{
+	struct maps_work *w = arg;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+		if (i >= SG_ARRAY_SIZE(make_order) || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
+			return NULL;
+		int r = make_map(w, make_order[i]);
+		if (r < 0) {
+			int none = 0;
+			__atomic_compare_exchange_n(&w->error, &none, r, false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/* Makes and fills every map of the policy but info, with a second thread when it can. */
+static int make_maps(const struct sg_compiled *c, const struct sg_policy_info *info,
+		     struct policy_maps *m)
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	void *arg = (void *)c; /* the fills only read it */
-	int r = fill_mapped(m->fds[SG_TABLE_DFA], SG_DFA_PER_ELEMENT * sizeof(uint32_t),
-			    dfa_elements(c), dfa_element, arg);
-	if (!r)
-		r = fill_mapped(m->fds[SG_TABLE_RULES], sizeof(struct sg_rule_entry),
-				c->config.n_rules, rule_entry, arg);
-	if (!r)
-		r = fill_mapped(m->fds[SG_TABLE_TEXTS], sizeof(struct sg_rule_text), c->n_texts,
-				rule_text, arg);
-	if (!r)
-		r = fill_exact(m->fds[SG_TABLE_EXACT], c, false);
-	if (!r)
-		r = fill_exact(m->fds[SG_TABLE_EXACT_LONG], c, true);
-	if (!r)
-		r = fill_values(m->fds[SG_TABLE_VALUES], c, info->config.hash_key);
-	struct names_cursor names = {.c = c};
-	if (!r)
-		r = fill_mapped(m->fds[PIN_RULE_NAMES], SG_RULE_NAMES_UNIT, rule_names_units(c),
-				rule_names_unit, &names);
-	return r;
+	struct maps_work w = {.c = c, .info = info, .m = m, .n_long = long_names(c)};
+	pthread_t helper;
+	bool started = pthread_create(&helper, NULL, make_maps_thread, &w) == 0;
+
+	make_maps_thread(&w);
+	if (started)
+		pthread_join(helper, NULL); /* also orders the helper's stores before ours */
+	return w.error;
 }
 
 static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
@@ -614,7 +690,7 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 	}
 	int r = sg_program_open_slots(prog);
 	if (r == 0)
-		r = create_maps(c, &m);
+		r = make_maps(c, info, &m);
 	if (r == 0)
 		r = claim_slot(prog, out->key, &info->slot);
 	if (r < 0) {
@@ -623,13 +699,11 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 	}
 	/*
 	 * No program reads the slot before a guard's storage names it, and no
-	 * guard does before this returns: the tables are filled and pinned
-	 * while they are being placed.
+	 * guard does before this returns: the tables are pinned while they
+	 * are being placed.
 	 */
 	pid_t placer;
 	r = start_placing(prog, &m, info->slot, &placer);
-	if (r == 0)
-		r = fill_maps(&m, c, info);
 	if (r == 0)
 		r = write_info(&m, info);
 	if (r == 0)
