@@ -398,9 +398,15 @@ _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every p
 
 static int make_map(const struct maps_work *w, size_t pin)
 {
+	char fault[32];
+
 	w->m->fds[pin] = create_map(w->c, pin, w->n_long);
 	if (w->m->fds[pin] < 0)
 		return -errno;
+	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
+	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
+	if (sg_injected_fault(fault))
+		return -EIO;
 	return fill_map(w->m->fds[pin], pin, w->c, w->info);
 }
 
@@ -420,7 +426,25 @@ static void *make_maps_thread(void *arg)
 	}
 }
 
-/* Makes and fills every map of the policy but info, with a second thread when it can. */
+/*
+ * Tables smaller than this are made in one thread: starting the second one
+ * costs about 0.2 ms here, what the kernel takes to make about as many
+ * bytes of tables.
+ */
+enum { HELPER_MIN_BYTES = 256 << 10 };
+
+/* About how many bytes the policy's tables hold: their keys and values. */
+static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
+{
+	size_t bytes = 0;
+	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
+		struct map_shape shape = map_shape(c, pin, n_long);
+		bytes += shape.entries * (shape.key_size + shape.value_size);
+	}
+	return bytes;
+}
+
+/* Makes and fills every map of the policy but info; a large one with a second thread. */
 static int make_maps(const struct sg_compiled *c, const struct sg_policy_info *info,
 		     struct policy_maps *m)
 {
@@ -428,7 +452,8 @@ static int make_maps(const struct sg_compiled *c, const struct sg_policy_info *i
 		return -EIO;
 	struct maps_work w = {.c = c, .info = info, .m = m, .n_long = long_names(c)};
 	pthread_t helper;
-	bool started = pthread_create(&helper, NULL, make_maps_thread, &w) == 0;
+	bool started = tables_bytes(c, w.n_long) >= HELPER_MIN_BYTES &&
+		       pthread_create(&helper, NULL, make_maps_thread, &w) == 0;
 
 	make_maps_thread(&w);
 	if (started)

@@ -24,6 +24,20 @@ for step in bpffs map_create prog_load map_update attach pin rename; do
 	expect "$step fails: the cgroup is unguarded" "ok" io "$CG" --uts write kernel/domainname x
 done
 
+# A large policy's maps are made by two threads: a map failing in either
+# leaves nothing behind, and the same policy attaches afterwards.
+BIG_RULES=$(for i in $(seq 3000); do printf '{ "name": "net.ipv4.conf.sgf%d.rp_filter", "access": "none" },' "$i"; done)
+BIG=$(policy big "{ \"version\": 1, \"default\": \"read\", \"rules\": [$BIG_RULES $UNIQUE] }")
+for step in fill_exact fill_dfa fill_rule_names; do
+	expect "$step fails in a large policy: exit status 2, the step named" "2 yes" sh -c \
+		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
+	expect "$step fails in a large policy: nothing attached" "0" programs_on "$CG"
+	expect "$step fails in a large policy: no staging left" "0" staging_left
+done
+expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
+	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+"$SG" detach --cgroup "$CG" >/dev/null
+
 # A failed replacement keeps the guard that was there.
 attach "$CG" "$DENY" || finish
 for step in prog_load map_update pin rename; do
@@ -91,6 +105,8 @@ if can_valgrind "$VG_SG"; then
 	expect "memcheck: an attach is clean" "0" memcheck none "$ALLOW"
 	FRESH=$(policy fresh "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_memcheck_$$\", \"access\": \"none\" }] }")
 	expect "memcheck: a failed attach is clean (exit 2, no memory errors)" "2" memcheck map_update "$FRESH"
+	BIG_FRESH=$(policy big_fresh "{ \"version\": 1, \"rules\": [$BIG_RULES { \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }] }")
+	expect "memcheck: a large policy failing in a map thread is clean (exit 2)" "2" memcheck fill_dfa "$BIG_FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
 finish
