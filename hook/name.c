@@ -51,7 +51,7 @@ static int check_components(const char *s, const char *q, struct sg_err *err)
 	const char *comp = s;
 
 	for (;;) {
-		size_t len = strcspn(comp, "/");
+		size_t len = (size_t)(strchrnul(comp, '/') - comp);
 		bool last = comp[len] == '\0';
 
 		if (len == 0) {
@@ -141,7 +141,9 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 
 bool sg_pattern_is_literal(const char *pattern)
 {
-	return strpbrk(pattern, "*?") == NULL;
+	/* Two scans for one character each: the compiler asks about every rule,
+	 * and musl's strpbrk builds a byte set at each call. */
+	return !strchr(pattern, '*') && !strchr(pattern, '?');
 }
 
 /* Separators count too: like letters, they are characters a matching name must have. */
@@ -206,7 +208,7 @@ static const char *next_component(const char *s)
 
 static size_t component_len(const char *s)
 {
-	return strcspn(s, "/");
+	return (size_t)(strchrnul(s, '/') - s);
 }
 
 static bool is_globstar(const char *c)
@@ -251,7 +253,7 @@ void sg_name_to_dotted(const char *slash, char *out, size_t cap)
 	 * A dot in the first component cannot be written in dotted form: there
 	 * the first separator decides the form. Such names stay in slash form.
 	 */
-	size_t first = strcspn(slash, "/");
+	size_t first = (size_t)(strchrnul(slash, '/') - slash);
 	bool keep = memchr(slash, '.', first) != NULL;
 	size_t i;
 
