@@ -13,8 +13,11 @@
 
 #define PROC_SYS "/proc/sys/"
 
-/* @s as a C-like quoted string for messages: control bytes escaped, long names cut. */
-static void quote(const char *s, char *out, size_t cap)
+/*
+ * @s as a C-like quoted string for messages: control bytes escaped, long
+ * names cut. Returns @out. Made only for a message: every rule's name passes here.
+ */
+static const char *quote(const char *s, char *out, size_t cap)
 {
 	size_t o = 0, max_in = 80;
 
@@ -38,6 +41,7 @@ static void quote(const char *s, char *out, size_t cap)
 	}
 	out[o++] = '"';
 	out[o] = '\0';
+	return out;
 }
 
 static bool is_space_or_control(unsigned char c)
@@ -45,10 +49,20 @@ static bool is_space_or_control(unsigned char c)
 	return c <= 0x20 || c == 0x7f;
 }
 
-/* Checks the components of the slash-form @s; @q is the name as written, quoted. */
-static int check_components(const char *s, const char *q, struct sg_err *err)
+/* Whether "**" occurs in the @len bytes at @s. */
+static bool has_globstar(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (s[i] == '*' && s[i + 1] == '*')
+			return true;
+	return false;
+}
+
+/* Checks the components of the slash-form @s of @name, as written. */
+static int check_components(const char *s, const char *name, struct sg_err *err)
 {
 	const char *comp = s;
+	char q[128];
 
 	for (;;) {
 		size_t len = (size_t)(strchrnul(comp, '/') - comp);
@@ -60,29 +74,28 @@ static int check_components(const char *s, const char *q, struct sg_err *err)
 				    err,
 				    "%s starts with a separator; write names "
 				    "relative to /proc/sys, like net.ipv4.tcp_rmem",
-				    q);
+				    quote(name, q, sizeof(q)));
 			if (last)
 				return sg_input_error(err,
 						      "%s ends with a separator; remove the "
 						      "trailing '.' or '/'",
-						      q);
+						      quote(name, q, sizeof(q)));
 			return sg_input_error(err,
 					      "%s has an empty component (two separators in a "
 					      "row); separate components with one '.' or '/'",
-					      q);
+					      quote(name, q, sizeof(q)));
 		}
 		if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
 			return sg_input_error(err,
 					      "%s has a component \"%.*s\", which no sysctl has; "
 					      "name the sysctl itself",
-					      q, (int)len, comp);
-		const char *dstar = memmem(comp, len, "**", 2);
-		if (dstar && len != 2)
+					      quote(name, q, sizeof(q)), (int)len, comp);
+		if (len != 2 && has_globstar(comp, len))
 			return sg_input_error(err,
 					      "%s: component \"%.*s\" mixes ** with other "
 					      "characters; ** must be a whole component "
 					      "(net.**.rp_filter), use * within a component",
-					      q, (int)len, comp);
+					      quote(name, q, sizeof(q)), (int)len, comp);
 		if (last)
 			return 0;
 		comp += len + 1;
@@ -99,24 +112,22 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	if (!name || !name[0])
 		return sg_input_error(err, "empty name; write a sysctl name like "
 					   "net.ipv4.tcp_rmem or a pattern like kernel.random.*");
-	quote(name, q, sizeof(q));
-
 	if (strncmp(name, PROC_SYS, strlen(PROC_SYS)) == 0 && name[strlen(PROC_SYS)])
-		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"", q,
-				      name + strlen(PROC_SYS));
+		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"",
+				      quote(name, q, sizeof(q)), name + strlen(PROC_SYS));
 	for (size_t i = 0; name[i]; i++) {
 		if (is_space_or_control((unsigned char)name[i]))
 			return sg_input_error(err,
 					      "%s contains whitespace or a control character "
 					      "(byte %zu); sysctl names have none",
-					      q, i + 1);
+					      quote(name, q, sizeof(q)), i + 1);
 	}
 	size_t len = strlen(name);
 	if (len + 1 > limit)
 		return sg_input_error(err,
 				      "%s is %zu characters long; sysctl-guard handles names of at "
 				      "most %zu characters",
-				      q, len, limit ? limit - 1 : 0);
+				      quote(name, q, sizeof(q)), len, limit ? limit - 1 : 0);
 
 	/* sysctl.d(5): a name whose first separator is '.' is dotted, and then '/' is a literal
 	 * dot. */
@@ -131,7 +142,7 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 		out[i] = c;
 	}
 
-	int r = check_components(out, q, err);
+	int r = check_components(out, name, err);
 	if (r < 0) {
 		out[0] = '\0';
 		return r;
