@@ -197,14 +197,17 @@ static size_t gcd(size_t a, size_t b)
 /*
  * Fills a mappable array of @n values of @value_size through a mapping:
  * a copy, where updates would cost a syscall's work per element (half a
- * million for the DFA of 10,000 rules). @fill writes element @i at @dst,
- * in order of @i, from @arg. The array is mapped a window at a time: mapped
+ * million for the DFA of 10,000 rules). @fill writes the @count elements
+ * from @first on at @dst, @stride bytes apart, from @arg; it is called for
+ * the windows in order. The array is mapped a window at a time: mapped
  * pages count as the hook's memory, and the tables of a large policy are
  * megabytes. The kernel lays elements out 8-byte aligned; windows hold
  * whole elements and whole pages.
  */
 static int fill_mapped(int fd, size_t value_size, size_t n,
-		       void (*fill)(size_t i, void *dst, void *arg), void *arg)
+		       void (*fill)(size_t first, size_t count, char *dst, size_t stride,
+				    void *arg),
+		       void *arg)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = (value_size + 7) & ~(size_t)7;
 	/*
@@ -221,78 +224,107 @@ static int fill_mapped(int fd, size_t value_size, size_t n,
 				  (off_t)(first * stride));
 		if (base == MAP_FAILED)
 			return -errno;
-		for (size_t i = 0; i < count; i++)
-			fill(first + i, base + i * stride, arg);
+		fill(first, count, base, stride, arg);
 		munmap(base, len);
 	}
 	return 0;
 }
 
-/*
- * The DFA as the program reads it: each state's row of next states, then
- * what it accepts; the rows end to end, two entries to an element.
- */
-static void dfa_element(size_t i, void *dst, void *arg)
-{
-	const struct sg_compiled *c = arg;
-	uint32_t classes = c->config.n_classes, width = sg_dfa_row_width(classes);
-	uint32_t *entries = dst;
-
-	for (size_t k = 0; k < SG_DFA_PER_ELEMENT; k++) {
-		size_t entry = i * SG_DFA_PER_ELEMENT + k, state = entry / width,
-		       col = entry % width;
-		if (entry >= dfa_entries(c))
-			break;
-		entries[k] =
-		    col < classes ? c->transitions[state * classes + col] : c->accept[state];
-	}
-}
-
-static void rule_entry(size_t i, void *dst, void *arg)
-{
-	const struct sg_compiled *c = arg;
-	memcpy(dst, &c->rules[i], sizeof(c->rules[i]));
-}
-
-static void rule_text(size_t i, void *dst, void *arg)
-{
-	const struct sg_compiled *c = arg;
-	memcpy(dst, &c->texts[i], sizeof(c->texts[i]));
-}
-
-/* Where the rule names' bytes stand: the rule, and the byte of its name (with its NUL). */
-struct names_cursor {
+/* Where the DFA's entries stand: the state and the column of the next one. */
+struct dfa_cursor {
 	const struct sg_compiled *c;
-	uint32_t rule;
-	size_t at;
+	size_t state;
+	uint32_t col;
 };
 
 /*
- * Element @i of the rule_names table: the next SG_RULE_NAMES_UNIT bytes of
- * the names, each with its NUL, one after the other; zeros after the last.
+ * The DFA as the program reads it: each state's row of next states, then
+ * what it accepts; the rows end to end, SG_DFA_PER_ELEMENT entries to an
+ * element, zeros after the last. The elements fill their stride, so the
+ * window is one array of entries: rows are copied, not walked entry by entry.
  */
-static void rule_names_unit(size_t i, void *dst, void *arg)
+static void dfa_elements_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
-	struct names_cursor *cur = arg;
-	char *out = dst;
-	size_t filled = 0;
+	struct dfa_cursor *cur = arg;
+	const struct sg_compiled *c = cur->c;
+	const uint32_t classes = c->config.n_classes;
+	uint32_t *entries = (uint32_t *)dst;
+	size_t left = count * SG_DFA_PER_ELEMENT;
 
-	(void)i; /* fill_mapped goes through the elements in order */
-	while (filled < SG_RULE_NAMES_UNIT && cur->rule < cur->c->config.n_rules) {
-		const char *name = rule_name(cur->c, cur->rule);
-		size_t left = strlen(name + cur->at) + 1, n = SG_RULE_NAMES_UNIT - filled;
-		if (n > left)
-			n = left;
-		memcpy(out + filled, name + cur->at, n);
-		filled += n;
-		cur->at += n;
-		if (n == left) {
-			cur->rule++;
-			cur->at = 0;
+	(void)first; /* the windows come in order: the cursor knows where they start */
+	(void)stride;
+	while (left > 0 && cur->state < c->n_states) {
+		size_t take = 1;
+		if (cur->col < classes) {
+			take = classes - cur->col < left ? classes - cur->col : left;
+			memcpy(entries, &c->transitions[cur->state * classes + cur->col],
+			       take * sizeof(*entries));
+		} else {
+			*entries = c->accept[cur->state];
+		}
+		entries += take;
+		left -= take;
+		cur->col += (uint32_t)take;
+		if (cur->col == sg_dfa_row_width(classes)) {
+			cur->col = 0;
+			cur->state++;
 		}
 	}
-	memset(out + filled, 0, SG_RULE_NAMES_UNIT - filled);
+	memset(entries, 0, left * sizeof(*entries));
 }
+_Static_assert(SG_DFA_PER_ELEMENT * sizeof(uint32_t) % 8 == 0,
+	       "DFA elements fill their 8-byte stride: a window is one array of entries");
+
+static void rule_entries_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct sg_compiled *c = arg;
+	for (size_t k = 0; k < count; k++)
+		memcpy(dst + k * stride, &c->rules[first + k], sizeof(c->rules[0]));
+}
+
+static void rule_texts_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct sg_compiled *c = arg;
+	for (size_t k = 0; k < count; k++)
+		memcpy(dst + k * stride, &c->texts[first + k], sizeof(c->texts[0]));
+}
+
+/* Where the rule names' bytes stand: the rule, the byte of its name, its length with the NUL. */
+struct names_cursor {
+	const struct sg_compiled *c;
+	uint32_t rule;
+	size_t at, len; /* len: 0 until measured */
+};
+
+/*
+ * The rule_names table: the names, each with its NUL, one after the other,
+ * SG_RULE_NAMES_UNIT bytes to an element; zeros after the last. The
+ * elements fill their stride, so the window is one run of bytes.
+ */
+static void rule_names_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	struct names_cursor *cur = arg;
+	size_t room = count * SG_RULE_NAMES_UNIT, filled = 0;
+
+	(void)first; /* the windows come in order: the cursor knows where they start */
+	(void)stride;
+	while (filled < room && cur->rule < cur->c->config.n_rules) {
+		const char *name = rule_name(cur->c, cur->rule);
+		if (cur->len == 0)
+			cur->len = strlen(name) + 1;
+		size_t n = cur->len - cur->at < room - filled ? cur->len - cur->at : room - filled;
+		memcpy(dst + filled, name + cur->at, n);
+		filled += n;
+		cur->at += n;
+		if (cur->at == cur->len) {
+			cur->rule++;
+			cur->at = cur->len = 0;
+		}
+	}
+	memset(dst + filled, 0, room - filled);
+}
+_Static_assert(SG_RULE_NAMES_UNIT % 8 == 0,
+	       "rule_names elements fill their 8-byte stride: a window is one run of bytes");
 
 /*
  * One of the exact tables (sysctl_guard.h), a batch at a time: the kernel's
@@ -351,6 +383,7 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 {
 	void *arg = (void *)c; /* the fills only read it */
 	struct names_cursor names = {.c = c};
+	struct dfa_cursor dfa = {.c = c};
 
 	switch (pin) {
 	case SG_TABLE_EXACT:
@@ -358,16 +391,16 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 		return fill_exact(fd, c, pin == SG_TABLE_EXACT_LONG);
 	case SG_TABLE_DFA:
 		return fill_mapped(fd, SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
-				   dfa_element, arg);
+				   dfa_elements_at, &dfa);
 	case SG_TABLE_RULES:
-		return fill_mapped(fd, sizeof(struct sg_rule_entry), c->config.n_rules, rule_entry,
-				   arg);
+		return fill_mapped(fd, sizeof(struct sg_rule_entry), c->config.n_rules,
+				   rule_entries_at, arg);
 	case SG_TABLE_VALUES:
 		return fill_values(fd, c, info->config.hash_key);
 	case SG_TABLE_TEXTS:
-		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_text, arg);
+		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_texts_at, arg);
 	case PIN_RULE_NAMES:
-		return fill_mapped(fd, SG_RULE_NAMES_UNIT, rule_names_units(c), rule_names_unit,
+		return fill_mapped(fd, SG_RULE_NAMES_UNIT, rule_names_units(c), rule_names_at,
 				   &names);
 	default: /* the counters start at zero; info is written once the slot is known */
 		return 0;
