@@ -17,6 +17,10 @@
  *   user_mid   userspace time between the first and the last bpf call
  *   post       the last bpf call to exit
  *
+ * The hook makes a large policy's maps in two threads: their calls add up
+ * here, so mapc/mapu can exceed the wall time they took, and user_mid, what is
+ * left of that wall time, comes out that much smaller.
+ *
  * Times in microseconds. Only for the breakdown runs: the headline latency
  * is measured without it.
  */
@@ -24,6 +28,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdarg.h>
@@ -43,6 +48,7 @@ static double ns_by[C_N];
 static long n_by[C_N];
 static double load_max_ns = -1;
 static unsigned load_max_insns;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the hook's threads share these */
 
 static double now_us(void)
 {
@@ -56,29 +62,13 @@ __attribute__((constructor)) static void start(void)
 	t_start = now_us();
 }
 
-typedef long (*syscall_fn)(long, ...);
-
-long syscall(long number, ...)
+/* Adds one bpf(2) call, from @t0 to @t1, with arguments @a; under the lock. */
+static void account(double t0, double t1, double d, const long *a)
 {
-	static syscall_fn real;
-	va_list ap;
-	long a[6];
-
-	va_start(ap, number);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (!real)
-		real = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
-	if (number != SYS_bpf)
-		return real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-
-	double t0 = now_us();
-	long r = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-	double t1 = now_us(), d = t1 - t0;
 	if (t_first < 0)
 		t_first = t0;
-	t_last_end = t1;
+	if (t1 > t_last_end)
+		t_last_end = t1;
 	sum_bpf += d;
 
 	int cat;
@@ -97,7 +87,7 @@ long syscall(long number, ...)
 			ns_by[C_PROBE] += d;
 			n_by[C_PROBE]++;
 		}
-		return r;
+		return;
 	}
 	case BPF_MAP_CREATE:
 		cat = C_MAPC;
@@ -124,6 +114,31 @@ long syscall(long number, ...)
 	}
 	ns_by[cat] += d;
 	n_by[cat]++;
+}
+
+typedef long (*syscall_fn)(long, ...);
+
+long syscall(long number, ...)
+{
+	static syscall_fn real;
+	va_list ap;
+	long a[6];
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!real)
+		real = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+	if (number != SYS_bpf)
+		return real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+	double t0 = now_us();
+	long r = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	double t1 = now_us(), d = t1 - t0;
+	pthread_mutex_lock(&lock);
+	account(t0, t1, d, a);
+	pthread_mutex_unlock(&lock);
 	return r;
 }
 
