@@ -277,30 +277,12 @@ static uint64_t hash_set(const uint32_t *v, size_t n)
 	return mix64(h);
 }
 
-/* Moves v[root] down the max-heap v[0..n) to where it belongs. */
-static void sift_down(uint32_t *v, size_t root, size_t n)
+static int cmp_u32(const void *a, const void *b)
 {
-	for (;;) {
-		size_t child = 2 * root + 1;
-		if (child >= n)
-			return;
-		if (child + 1 < n && v[child + 1] > v[child])
-			child++;
-		if (v[root] >= v[child])
-			return;
-		uint32_t t = v[root];
-		v[root] = v[child];
-		v[child] = t;
-		root = child;
-	}
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
 }
 
-/*
- * Sorts a set of NFA nodes. The DFA's construction sorts several per state,
- * thousands of states; with patterns like "net.**.x" the sets hold hundreds
- * of nodes. A heap sort of plain integers: libc's qsort, with a call per
- * comparison and musl's copies per swap, was a third of the compile.
- */
 static void sort_nodes(uint32_t *v, size_t n)
 {
 	size_t i = 1;
@@ -309,14 +291,7 @@ static void sort_nodes(uint32_t *v, size_t n)
 	if (i >= n)
 		return;
 	if (n > 32) {
-		for (size_t k = n / 2; k-- > 0;)
-			sift_down(v, k, n);
-		for (size_t end = n; end-- > 1;) {
-			uint32_t t = v[0];
-			v[0] = v[end];
-			v[end] = t;
-			sift_down(v, 0, end);
-		}
+		qsort(v, n, sizeof(*v), cmp_u32);
 		return;
 	}
 	for (; i < n; i++) {
@@ -477,22 +452,6 @@ static int cmp_lit_step(const void *a, const void *b)
 	return (x->target > y->target) - (x->target < y->target);
 }
 
-/* Most states step on a few literal bytes only, where qsort's overhead is all of the cost. */
-static void sort_lits(struct lit_step *v, size_t n)
-{
-	if (n > 16) {
-		qsort(v, n, sizeof(*v), cmp_lit_step);
-		return;
-	}
-	for (size_t i = 1; i < n; i++) {
-		struct lit_step x = v[i];
-		size_t j = i;
-		for (; j > 0 && cmp_lit_step(&v[j - 1], &x) > 0; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-}
-
 /* Scratch buffers reused for every state of a layer. */
 struct step_scratch {
 	struct posbuf wild;  /* closure after any non-'/' byte no edge names */
@@ -577,7 +536,8 @@ static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t
 		return (int)next;
 	s->row[CLASS_SLASH] = (uint32_t)next;
 
-	sort_lits(s->lits, s->n_lits);
+	if (s->n_lits > 1)
+		qsort(s->lits, s->n_lits, sizeof(*s->lits), cmp_lit_step);
 	for (size_t i = 0; i < s->n_lits;) {
 		uint32_t cl = s->lits[i].cls;
 		new_stamp(b);
