@@ -481,8 +481,6 @@ static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 static int make_maps(const struct sg_compiled *c, const struct sg_policy_info *info,
 		     struct policy_maps *m)
 {
-	if (sg_injected_fault("map_update"))
-		return -EIO;
 	struct maps_work w = {.c = c, .info = info, .m = m, .n_long = long_names(c)};
 	pthread_t helper;
 	bool started = tables_bytes(c, w.n_long) >= HELPER_MIN_BYTES &&

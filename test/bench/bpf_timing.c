@@ -65,7 +65,7 @@ __attribute__((constructor)) static void start(void)
 /* Adds one bpf(2) call, from @t0 to @t1, with arguments @a; under the lock. */
 static void account(double t0, double t1, double d, const long *a)
 {
-	if (t_first < 0)
+	if (t_first < 0 || t0 < t_first)
 		t_first = t0;
 	if (t1 > t_last_end)
 		t_last_end = t1;

@@ -24,15 +24,29 @@ for step in bpffs map_create prog_load map_update attach pin rename; do
 	expect "$step fails: the cgroup is unguarded" "ok" io "$CG" --uts write kernel/domainname x
 done
 
-# A large policy's maps are made by two threads: a map failing in either
-# leaves nothing behind, and the same policy attaches afterwards.
+# A large policy's maps are made by two threads: a map failing, whichever
+# thread makes it, leaves nothing attached and nothing staged, and the same
+# policy attaches afterwards. (Descriptors and memory: the valgrind part below.)
 BIG_RULES=$(for i in $(seq 3000); do printf '{ "name": "net.ipv4.conf.sgf%d.rp_filter", "access": "none" },' "$i"; done)
-BIG=$(policy big "{ \"version\": 1, \"default\": \"read\", \"rules\": [$BIG_RULES $UNIQUE] }")
-for step in fill_exact fill_dfa fill_rule_names; do
-	expect "$step fails in a large policy: exit status 2, the step named" "2 yes" sh -c \
+big_policy() { policy "$1" "{ \"version\": 1, \"default\": \"read\", \"rules\": [$BIG_RULES $2] }"; }
+BIG=$(big_policy big "$UNIQUE")
+# Staging directories of policies whose hook is gone (those of live hooks of other tests stay).
+policy_staging_left() {
+	local n=0 d pid
+	for d in /sys/fs/bpf/sysctl-guard/policies/staging-*; do
+		[ -e "$d" ] || continue
+		pid=${d##*/staging-}
+		kill -0 "${pid%%-*}" 2>/dev/null || n=$((n + 1))
+	done
+	echo "$n"
+}
+staging_both() { echo "$(staging_left) $(policy_staging_left)"; }
+FILL_STEPS="fill_exact fill_dfa fill_values fill_rules fill_rule_names fill_counters fill_texts fill_exact_long"
+for step in $FILL_STEPS; do
+	expect "$step fails in a large policy: exit status 2, an I/O error reported" "2 yes" sh -c \
 		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
 	expect "$step fails in a large policy: nothing attached" "0" programs_on "$CG"
-	expect "$step fails in a large policy: no staging left" "0" staging_left
+	expect "$step fails in a large policy: no staging left (guard, policy)" "0 0" staging_both
 done
 expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
 	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
@@ -88,13 +102,25 @@ for root in $ROOTS; do rmdir "$root/staging-$$-sgtest" "$root/staging-$dead-sgte
 VG_SG=${SG_DYNAMIC:-$SG}
 if can_valgrind "$VG_SG"; then
 	SUPP=$(dirname "$0")/../valgrind.supp
-	leaked_fds() {
-		SYSCTL_GUARD_FAULT=$1 valgrind --track-fds=yes -q "$VG_SG" attach --cgroup "$CG" --policy "$DENY" \
-			>"$TMPDIR_TEST/vg.out" 2>&1
+	leaked_fds() { # STEP [POLICY]
+		SYSCTL_GUARD_FAULT=$1 valgrind --track-fds=yes -q "$VG_SG" attach --cgroup "$CG" \
+			--policy "${2:-$DENY}" >"$TMPDIR_TEST/vg.out" 2>&1
+		echo "exit $?" >"$TMPDIR_TEST/vg.status"
 		echo $(($(grep -c 'Open file descriptor' "$TMPDIR_TEST/vg.out") - $(grep -c 'inherited from parent' "$TMPDIR_TEST/vg.out")))
 	}
 	for step in map_update attach pin rename; do
 		expect "no descriptor leaks when $step fails" "0" leaked_fds "$step"
+	done
+	# A policy not made yet: the maps are made (in two threads) before the step fails.
+	BIG_FDS=$(big_policy big_fds "{ \"name\": \"kernel.sg_fds_$$\", \"access\": \"none\" }")
+	failed_without_leaks() { # STEP POLICY: the exit status, then the leaked descriptors
+		local leaks
+		leaks=$(leaked_fds "$1" "$2")
+		echo "$(sed -n 's/^exit //p' "$TMPDIR_TEST/vg.status") $leaks"
+	}
+	for step in map_update $FILL_STEPS; do
+		expect "$step fails in a new large policy: exit 2, no descriptor leaks" "2 0" \
+			failed_without_leaks "$step" "$BIG_FDS"
 	done
 	expect "no descriptor leaks on success" "0" leaked_fds none
 	memcheck() {
@@ -105,7 +131,7 @@ if can_valgrind "$VG_SG"; then
 	expect "memcheck: an attach is clean" "0" memcheck none "$ALLOW"
 	FRESH=$(policy fresh "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_memcheck_$$\", \"access\": \"none\" }] }")
 	expect "memcheck: a failed attach is clean (exit 2, no memory errors)" "2" memcheck map_update "$FRESH"
-	BIG_FRESH=$(policy big_fresh "{ \"version\": 1, \"rules\": [$BIG_RULES { \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }] }")
+	BIG_FRESH=$(big_policy big_fresh "{ \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }")
 	expect "memcheck: a large policy failing in a map thread is clean (exit 2)" "2" memcheck fill_dfa "$BIG_FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
