@@ -477,19 +477,42 @@ static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 	return bytes;
 }
 
-/* Makes and fills every map of the policy but info; a large one with a second thread. */
-static int make_maps(const struct sg_compiled *c, const struct sg_policy_info *info,
-		     struct policy_maps *m)
-{
-	struct maps_work w = {.c = c, .info = info, .m = m, .n_long = long_names(c)};
+/*
+ * A policy's maps in the making: a large policy's by a second thread from
+ * begin_maps on, while this one works out the policy's key; the rest here,
+ * in end_maps.
+ */
+struct maps_making {
+	struct maps_work w;
 	pthread_t helper;
-	bool started = tables_bytes(c, w.n_long) >= HELPER_MIN_BYTES &&
-		       pthread_create(&helper, NULL, make_maps_thread, &w) == 0;
+	bool helper_started;
+};
 
-	make_maps_thread(&w);
-	if (started)
-		pthread_join(helper, NULL); /* also orders the helper's stores before ours */
-	return w.error;
+static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
+		       const struct sg_policy_info *info, struct policy_maps *m)
+{
+	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .n_long = long_names(c)};
+	mk->helper_started = tables_bytes(c, mk->w.n_long) >= HELPER_MIN_BYTES &&
+			     pthread_create(&mk->helper, NULL, make_maps_thread, &mk->w) == 0;
+}
+
+/*
+ * Makes and fills the maps no thread took yet, or none when @cancel (the
+ * policy was found made), and waits for the helper. Returns 0 or the first
+ * error; the maps made are in the policy_maps either way.
+ */
+static int end_maps(struct maps_making *mk, bool cancel)
+{
+	if (cancel) {
+		int none = 0;
+		__atomic_compare_exchange_n(&mk->w.error, &none, -ECANCELED, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	} else {
+		make_maps_thread(&mk->w);
+	}
+	if (mk->helper_started)
+		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
+	return mk->w.error;
 }
 
 static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
@@ -727,43 +750,43 @@ static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
 	return r;
 }
 
-static int make_tables(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
-		       const char *staging)
+/* What the policy's info map says of tables made here, but the slot (claimed once they are made).
+ */
+static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
+		    struct sg_policy_info *info)
 {
-	struct policy_maps m;
-	memset(m.fds, -1, sizeof(m.fds));
-	struct sg_policy_info *info = &out->info;
-
 	memset(info, 0, sizeof(*info));
 	info->format = SG_POLICY_INFO_FORMAT;
 	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
 	info->program_id = prog->id;
 	info->config = c->config;
 	if (getrandom(info->config.hash_key, sizeof(info->config.hash_key), 0) !=
-	    sizeof(info->config.hash_key)) {
-		close_maps(&m);
+	    sizeof(info->config.hash_key))
 		return -EIO;
-	}
-	int r = sg_program_open_slots(prog);
-	if (r == 0)
-		r = make_maps(c, info, &m);
-	if (r == 0)
-		r = claim_slot(prog, out->key, &info->slot);
-	if (r < 0) {
-		close_maps(&m);
+	return 0;
+}
+
+/*
+ * Claims a slot for the made maps @m of policy @key, places them there and
+ * pins them under @key's directory, through @staging. *@info gets the slot.
+ */
+static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
+			  struct sg_policy_info *info, const char *key, const char *staging)
+{
+	int r = claim_slot(prog, key, &info->slot);
+	if (r < 0)
 		return r;
-	}
 	/*
 	 * No program reads the slot before a guard's storage names it, and no
 	 * guard does before this returns: the tables are pinned while they
 	 * are being placed.
 	 */
 	pid_t placer;
-	r = start_placing(prog, &m, info->slot, &placer);
+	r = start_placing(prog, m, info->slot, &placer);
 	if (r == 0)
-		r = write_info(&m, info);
+		r = write_info(m, info);
 	if (r == 0)
-		r = pin_maps(&m, staging);
+		r = pin_maps(m, staging);
 	/* Also after a failure: the slot is not released under the placer's updates. */
 	int placed = finish_placing(prog, info->slot, placer);
 	if (r == 0)
@@ -772,31 +795,61 @@ static int make_tables(struct sg_program *prog, const struct sg_compiled *c, str
 		r = -EIO;
 	if (r == 0) {
 		char final_dir[PATH_MAX];
-		snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_POLICY_ROOT, out->key);
+		snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_POLICY_ROOT, key);
 		if (rename(staging, final_dir) < 0)
 			r = -errno;
 	}
 	if (r < 0)
-		release_slot(prog, info->slot, out->key);
+		release_slot(prog, info->slot, key);
+	return r;
+}
+
+/*
+ * Makes the tables of @c and publishes them as policy out->key, unless a
+ * policy of that key is pinned already: then *@out is that one. The key
+ * hashes megabytes for a large policy: its maps are being made meanwhile
+ * (they are discarded when the policy is found).
+ */
+static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out)
+{
+	struct policy_maps m;
+	struct maps_making mk;
+	struct sg_policy_info info;
+	char staging[PATH_MAX];
+
+	memset(m.fds, -1, sizeof(m.fds));
+	int r = new_info(prog, c, &info);
+	if (r == 0)
+		r = sg_program_open_slots(prog);
+	if (r == 0)
+		begin_maps(&mk, c, &info, &m);
+	policy_key(prog, c, out->key);
+	if (find_pinned(prog, out) == 0) {
+		if (r == 0)
+			end_maps(&mk, true);
+		close_maps(&m);
+		return 0;
+	}
+	if (r == 0)
+		r = end_maps(&mk, false);
+	if (r == 0) {
+		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
+			 (int)getpid(), out->key);
+		sg_unpin_dir(staging);
+		r = publish_tables(prog, &m, &info, out->key, staging);
+		sg_unpin_dir(staging);
+	}
 	close_maps(&m);
+	if (r == 0)
+		out->info = info;
 	return r;
 }
 
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
 		  struct sg_err *err)
 {
-	char staging[PATH_MAX];
-
 	memset(out, 0, sizeof(*out));
-	policy_key(prog, c, out->key);
-	if (find_pinned(prog, out) == 0)
-		return 0;
-
-	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
-		 (int)getpid(), out->key);
-	sg_unpin_dir(staging);
-	int r = make_tables(prog, c, out, staging);
-	sg_unpin_dir(staging);
+	int r = find_or_make(prog, c, out);
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)

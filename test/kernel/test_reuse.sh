@@ -76,6 +76,20 @@ expect "an inline policy is made once" "made ok EPERM" guarded r11
 container r12 "$INLINE"
 expect "... and reused" "reused ok EPERM" guarded r12
 
+# Other inputs that compile to the same tables share them. A large profile's
+# tables are being made (by two threads) while the hook works out their key;
+# the same rules in another text find the first one's and drop their own.
+BIG_RULES=$(for i in $(seq 3000); do printf '{"name": "net.ipv4.conf.sgr%d.rp_filter", "access": "none"}, ' "$i"; done)
+printf '{"version": 1, "default": "read-write", "rules": [%s{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_reuse_big_%s", "access": "none"}]}\n' \
+	"$BIG_RULES" "$$" >"$PROFILES/big-$$.json"
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))' \
+	"$PROFILES/big-$$.json" >"$PROFILES/big2-$$.json"
+container b1 "{\"io.sysctl-guard.profile\": \"big-$$\"}"
+expect "a large profile is made" "made EPERM ok" guarded b1
+container b2 "{\"io.sysctl-guard.profile\": \"big2-$$\"}"
+expect "the same rules in another text: not found by its inputs, and enforced" "made EPERM ok" guarded b2
+expect "... with the first one's tables" "$(policy_of b1)" policy_of b2
+
 # gc removes a policy no guard uses, and forgets which inputs made it.
 KEY=$(policy_of r11)
 for id in r11 r12; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
@@ -101,6 +115,6 @@ expect "... and forgot its inputs" "0" inputs_naming "$KEY"
 container r13 "$INLINE"
 expect "the same inline policy is made again after gc" "made ok EPERM" guarded r13
 
-for id in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r13; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+for id in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r13 b1 b2; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
 finish
 
