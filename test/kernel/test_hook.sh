@@ -62,11 +62,22 @@ bad_state() { echo '{"id": ' | "$SG" hook createRuntime 2>"$TMPDIR_TEST/err"; ec
 expect "state that is not JSON: exit 1 with a position" "1 state:2:1: invalid JSON" bad_state
 expect "an unknown stage: exit 1" "1" sh -c "echo '{}' | \"$SG\" hook bogus >/dev/null 2>&1; echo \$?"
 
-container hook-d "$RO"
+# The hook confines itself before it parses a policy: inputs new on the node.
+UNIQUE_D=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_hook_d_" + sys.argv[1], "access": "none"}]})}))' "$$")
+container hook-d "$UNIQUE_D"
 # As deployed: an unlisted call fails with EPERM (the suites run strict, where it kills).
+confined_run() { # ID: what the self-test said, then what a write got
+	state "$1" created "$PID" | SYSCTL_GUARD_CONFINE= SYSCTL_GUARD_CONFINE_SELFTEST=1 "$SG" hook createRuntime 2>&1 |
+		sed -n "s/^sysctl-guard: container $1: warning: //p"
+	"$SG_IO" --cgroup "$CG" --uts write kernel/domainname x
+}
 expect "the confined hook cannot execve, and still attaches" "confined: execve refused: Operation not permitted
-EPERM" sh -c "$(declare -f state); BUNDLE=$BUNDLE; state hook-d created $PID | SYSCTL_GUARD_CONFINE= SYSCTL_GUARD_CONFINE_SELFTEST=1 \"$SG\" hook createRuntime 2>&1 | sed 's/^sysctl-guard: container hook-d: warning: //'; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+EPERM" confined_run hook-d
 state hook-d stopped 0 | "$SG" hook poststop
+# The same inputs again: the policy is found by them, nothing is parsed, no filter is loaded.
+container hook-d2 "$UNIQUE_D"
+expect "inputs the node has seen: no parsing, no self-confinement, and guarded" "EPERM" confined_run hook-d2
+state hook-d2 stopped 0 | "$SG" hook poststop
 
 # The hook under valgrind's memcheck: no memory errors, no definite leaks.
 # A static binary hides its allocations from memcheck: its dynamic twin runs.
