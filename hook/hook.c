@@ -355,7 +355,8 @@ static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 	if (h->policy_parsed || err->status == SG_EXIT_INPUT)
 		return r;
 	int pr = make_policy(h, &policy_err);
-	if (pr == 0)
+	/* Only the policy's own errors: a failed self-confinement keeps the first. */
+	if (pr == 0 || policy_err.status != SG_EXIT_INPUT)
 		return r;
 	*err = policy_err;
 	return pr;
