@@ -14,7 +14,7 @@
  *   slots     which policy holds each slot of the outer maps
  *   secret    a random key, made at load: policies are named by a keyed hash
  *   inputs    policies by the keyed digest of the inputs that made them
- *   exact dfa rules values texts counters
+ *   exact exact_long dfa rules values texts counters
  *             outer maps: slot -> that policy's table (tables.h)
  *
  * Pins are built in a staging directory and renamed into place: a hook

@@ -752,8 +752,7 @@ static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
 	return r;
 }
 
-/* What the policy's info map says of tables made here, but the slot (claimed once they are made).
- */
+/* The info of tables made here, but the slot: that is claimed once they are made. */
 static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 		    struct sg_policy_info *info)
 {

@@ -6,7 +6,7 @@
  * under SG_POLICY_ROOT/<key>/:
  *
  *   info        struct sg_policy_info: slot, program, the policy's knobs
- *   exact dfa rules values texts counters
+ *   exact exact_long dfa rules values texts counters
  *               the tables the program reads (program.h)
  *   rule_names  the rules' names as written, for status and events: each
  *               with its NUL, one after the other in rule order, in an
