@@ -28,6 +28,7 @@
 #include "oci.h"
 #include "policy.h"
 #include "profiles.h"
+#include "source.h"
 #include "util.h"
 
 enum hook_stage {
@@ -39,27 +40,13 @@ struct hook_ctx {
 	struct sg_node_config config;
 	struct sg_oci_state state;
 	struct sg_oci_config oci;
-	/* The annotation's policy as read: parsed only when its inputs are new on the node. */
-	bool has_annotation;
-	struct sg_profile_text annotation;
-	char *annotation_label;
-	char *sysctl_text; /* linux.sysctl as "name\0value\0"..., for the inputs digest */
-	size_t sysctl_text_len;
-	bool has_mode; /* io.sysctl-guard.mode, in mode */
-	enum sg_mode mode;
-	bool rewrite_works; /* the kernel probe's answer */
-	bool policy_parsed; /* make_policy ran: its input errors, if any, are reported */
-	struct sg_policy_set set;
-	struct sg_compiled compiled;
+	struct sg_policy_source src; /* the container's policy: its inputs, made when new */
+	bool policy_parsed;	     /* make_policy ran: its input errors, if any, are reported */
 };
 
 static void hook_ctx_free(struct hook_ctx *h)
 {
-	sg_compiled_free(&h->compiled);
-	sg_policy_set_free(&h->set);
-	sg_profile_text_free(&h->annotation);
-	free(h->annotation_label);
-	free(h->sysctl_text);
+	sg_source_free(&h->src);
 	sg_oci_config_free(&h->oci);
 	sg_oci_state_free(&h->state);
 	sg_node_config_free(&h->config);
@@ -92,64 +79,15 @@ static int read_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 {
 	const char *profile = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_PROFILE);
 	const char *inline_policy = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_POLICY);
-	int r;
 
 	if (profile && inline_policy)
 		return sg_input_error(err, "annotations %s and %s both set: use one",
 				      SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY);
-	if (profile) {
-		r = sg_profile_read(profile, h->config.profiles_dir, &h->annotation, err);
-		if (r < 0)
-			return r;
-		h->annotation_label = sg_xasprintf("profile %s", profile);
-	} else if (inline_policy) {
-		if (!h->config.allow_inline)
-			return sg_input_error(err,
-					      "annotation %s: inline policies are disabled on "
-					      "this node (allow_inline: false in %s); use %s",
-					      SG_ANNOTATION_POLICY,
-					      h->config.path ? h->config.path : "the node config",
-					      SG_ANNOTATION_PROFILE);
-		h->annotation.len = strlen(inline_policy);
-		h->annotation.text = sg_xstrdup(inline_policy);
-		h->annotation.origin = sg_xstrdup("annotation " SG_ANNOTATION_POLICY);
-		h->annotation_label = sg_xstrdup("inline policy");
-	} else {
-		return 0;
-	}
-	h->has_annotation = true;
+	if (profile)
+		return sg_source_set_profile(&h->src, profile, err);
+	if (inline_policy)
+		return sg_source_set_inline(&h->src, inline_policy, err);
 	return 0;
-}
-
-/* linux.sysctl as one input: each name and value with its NUL, in the config's order. */
-static void serialise_sysctls(struct hook_ctx *h)
-{
-	size_t len = 0;
-	for (size_t i = 0; i < h->oci.n_sysctls; i++)
-		len += strlen(h->oci.sysctls[i].name) + strlen(h->oci.sysctls[i].value) + 2;
-	h->sysctl_text = sg_xmalloc(len ? len : 1);
-	h->sysctl_text_len = 0;
-	for (size_t i = 0; i < h->oci.n_sysctls; i++) {
-		const char *parts[] = {h->oci.sysctls[i].name, h->oci.sysctls[i].value};
-		for (size_t k = 0; k < 2; k++) {
-			size_t n = strlen(parts[k]) + 1;
-			memcpy(h->sysctl_text + h->sysctl_text_len, parts[k], n);
-			h->sysctl_text_len += n;
-		}
-	}
-}
-
-/* Everything the container's policy and its description are made from (inputs.h). */
-static void collect_inputs(struct hook_ctx *h, const char *mode_text, struct sg_inputs *in)
-{
-	serialise_sysctls(h);
-	sg_inputs_init(in);
-	sg_inputs_add(in, "node config", h->config.text, h->config.text_len);
-	sg_inputs_add(in, "baseline profile", h->config.baseline_text, h->config.baseline_text_len);
-	sg_inputs_add_str(in, "annotation", h->annotation_label);
-	sg_inputs_add(in, "annotation policy", h->annotation.text, h->annotation.len);
-	sg_inputs_add_str(in, "mode", mode_text);
-	sg_inputs_add(in, "linux.sysctl", h->sysctl_text, h->sysctl_text_len);
 }
 
 /*
@@ -173,29 +111,12 @@ static void confinement_selftest(void)
  */
 static int make_policy(struct hook_ctx *h, struct sg_err *err)
 {
-	struct sg_policy annotation = {0};
-
 	h->policy_parsed = true;
 	int r = sg_confine(err);
 	if (r < 0)
 		return r;
 	confinement_selftest();
-	/* The text was digested already: it goes as soon as it is parsed into a tree. */
-	if (h->has_annotation)
-		r = sg_policy_parse_taking(&h->annotation.text, h->annotation.len,
-					   h->annotation.origin, &annotation, err);
-	/* The set takes the annotation's policy over: a large one is not held twice. */
-	if (r == 0)
-		r = sg_policy_set_compose_adopt(h->config.baseline, h->config.baseline_label,
-						h->has_annotation ? &annotation : NULL,
-						h->annotation_label, h->has_mode ? &h->mode : NULL,
-						h->oci.sysctls, h->oci.n_sysctls, &h->set, err);
-	sg_policy_free(&annotation);
-	if (r == 0)
-		r = sg_compile(&h->set, &h->compiled, err);
-	if (r == 0)
-		sg_fit_to_kernel(&h->compiled, h->rewrite_works);
-	return r;
+	return sg_source_make(&h->src, err);
 }
 
 /* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */
@@ -204,21 +125,9 @@ static int make_for_guard(void *arg, const struct sg_compiled **compiled, const 
 {
 	struct hook_ctx *h = arg;
 	int r = make_policy(h, err);
-	*compiled = &h->compiled;
-	*description = h->set.description;
+	*compiled = &h->src.compiled;
+	*description = h->src.set.description;
 	return r;
-}
-
-static int parse_mode(const char *text, enum sg_mode *mode, struct sg_err *err)
-{
-	if (strcmp(text, "enforce") == 0)
-		*mode = SG_MODE_ENFORCE;
-	else if (strcmp(text, "audit") == 0)
-		*mode = SG_MODE_AUDIT;
-	else
-		return sg_input_error(err, "annotation %s: \"%s\" is not audit or enforce",
-				      SG_ANNOTATION_MODE, text);
-	return 0;
 }
 
 static bool wants_learning(const struct hook_ctx *h)
@@ -294,14 +203,14 @@ static bool nothing_to_guard_by_state(const struct hook_ctx *h)
  * when there is one (no parsing, no compiling), or with the policy made from
  * them now.
  */
-static int guard_container(struct hook_ctx *h, const char *mode_text, uint32_t events,
-			   struct sg_guard_meta *meta, struct sg_err *err)
+static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_meta *meta,
+			   struct sg_err *err)
 {
 	struct sg_inputs inputs;
 	char cgroup[PATH_MAX];
 
 	/* The probes fork and unshare, which the confined hook may not: they come first. */
-	int r = sg_probe_kernel(&h->rewrite_works, err);
+	int r = sg_probe_kernel(&h->src.rewrite_works, err);
 	if (r < 0)
 		return r;
 	r = resolve_cgroup(h, cgroup, err);
@@ -314,7 +223,7 @@ static int guard_container(struct hook_ctx *h, const char *mode_text, uint32_t e
 		    "guard there would confine every process on the host",
 		    cgroup);
 	/* Only the kernel's steps of an attach are left, and make_policy for new inputs. */
-	collect_inputs(h, mode_text, &inputs);
+	sg_source_inputs(&h->src, &inputs);
 	struct sg_policy_request request = {
 	    .inputs = &inputs, .make = make_for_guard, .make_arg = h};
 	struct sg_guard_options options = {
@@ -351,7 +260,6 @@ static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 
 static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 {
-	const char *mode_text;
 	uint32_t events = 0;
 	struct sg_guard_meta meta = {0};
 	int r;
@@ -363,25 +271,27 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
 	if (r < 0)
 		return r;
+	h->src.config = &h->config;
+	h->src.sysctls = h->oci.sysctls;
+	h->src.n_sysctls = h->oci.n_sysctls;
 	r = read_annotation_policy(h, err);
 	if (r < 0)
 		return r;
 	/* Annotations in config.json count too: read once it is loaded. */
-	mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
-	h->has_mode = mode_text != NULL;
-	if (mode_text && parse_mode(mode_text, &h->mode, err) < 0)
+	const char *mode_text = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_MODE);
+	if (mode_text && sg_source_set_mode(&h->src, mode_text, err) < 0)
 		return -EINVAL;
 	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
 	if (r < 0)
 		return r;
-	if (!h->config.baseline && !h->has_annotation) {
+	if (!sg_source_has_policy(&h->src)) {
 		sg_debug("no baseline and no annotation: nothing to guard");
 		return 0;
 	}
 	r = check_tamper(h, err);
 	if (r < 0)
 		return r;
-	r = guard_container(h, mode_text, events, &meta, err);
+	r = guard_container(h, events, &meta, err);
 	if (r < 0)
 		return input_error_first(h, r, err);
 	return 0;
