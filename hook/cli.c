@@ -2,7 +2,6 @@
 /* The commands that need no kernel: check, explain, profiles; and the command table. */
 #include "cli.h"
 
-#include <dirent.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,9 +46,16 @@ const struct sg_command sg_commands[] = {
      "Prints a policy that allows exactly what the container read and wrote while its\n"
      "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
      "as values. `check` accepts it; review it before you enforce it.\n"},
-    {"gc", sg_cmd_gc, "[--min-age SECONDS]",
+    {"preload", sg_cmd_preload, "[--config FILE] [PROFILE...]",
+     "Makes ahead, as the hook would for a container whose only annotation names\n"
+     "PROFILE, each profile's policy (every profile in profiles_dir when none is\n"
+     "named; the baseline alone too where the node config has one), so that such\n"
+     "containers find it in use: no parsing or compiling as they start. These\n"
+     "become the node's preloaded policies; `gc` keeps them while unused.\n"},
+    {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
-     "the programs of policies no guard has used for SECONDS (default 60).\n"},
+     "the programs of policies no guard has used for SECONDS (default 60);\n"
+     "preloaded policies too with --preloaded.\n"},
     {"profiles", sg_cmd_profiles, "[--config FILE]",
      "Lists the built-in profiles and those installed in profiles_dir.\n"},
     {NULL, NULL, NULL, NULL},
@@ -330,20 +336,11 @@ int sg_cmd_profiles(int argc, char **argv)
 		printf("  %-12s %s\n", *n, sg_builtin_profile_summary(*n));
 
 	printf("Installed in %s:\n", config.profiles_dir);
-	DIR *dir = opendir(config.profiles_dir);
-	size_t found = 0;
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		size_t len = strlen(de->d_name);
-		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		_cleanup_free_ char *name = sg_xstrndup(de->d_name, len - 5);
-		if (!sg_profile_name_valid(name))
-			continue;
-		printf("  %s\n", name);
-		found++;
-	}
-	if (dir)
-		closedir(dir);
+	char **names;
+	size_t found = sg_installed_profile_names(config.profiles_dir, &names);
+	for (size_t i = 0; i < found; i++)
+		printf("  %s\n", names[i]);
+	sg_profile_names_free(names, found);
 	if (!found)
 		printf("  (none)\n");
 	sg_node_config_free(&config);

@@ -386,15 +386,21 @@ int sg_cmd_gc(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"min-age", required_argument, NULL, 'a'},
+	    {"preloaded", no_argument, NULL, 'p'},
 	    {NULL, 0, NULL, 0},
 	};
 	/* A policy pinned a moment ago may be about to get its first link. */
 	unsigned long min_age = SG_GC_MIN_AGE;
+	bool preloaded = false;
 	char *end;
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'p') {
+			preloaded = true;
+			continue;
+		}
 		if (opt != 'a')
 			return sg_usage_error("gc", "unknown option");
 		min_age = strtoul(optarg, &end, 10);
@@ -430,7 +436,7 @@ int sg_cmd_gc(int argc, char **argv)
 	if (dir)
 		closedir(dir);
 	sg_guard_gc_index();
-	int removed = sg_guard_gc_policies((unsigned)min_age);
+	int removed = sg_guard_gc_policies((unsigned)min_age, preloaded);
 	if (removed > 0)
 		printf("removed %d unused polic%s from %s\n", removed, removed == 1 ? "y" : "ies",
 		       SG_POLICY_ROOT);

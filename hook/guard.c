@@ -289,7 +289,7 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 		return r;
 	/* Every slot is taken: free those of policies no guard uses, and try once more. */
 	close(*lock_fd);
-	sg_guard_gc_policies(SG_GC_MIN_AGE);
+	sg_guard_gc_policies(SG_GC_MIN_AGE, false);
 	*lock_fd = sg_pins_lock(false);
 	if (*lock_fd < 0)
 		return r;
@@ -439,6 +439,40 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	if (a.replacing)
 		remove_pins(a.staging, !a.reused); /* the old guard, now in staging */
 	return 0;
+}
+
+int sg_guard_preload(const struct sg_policy_request *policy, struct sg_tables *tables,
+		     char description[SG_DESCRIPTION_LEN], struct sg_err *err)
+{
+	__attribute__((cleanup(sg_program_close))) struct sg_program prog;
+	_cleanup_close_ int lock_fd = -1;
+
+	sg_program_init(&prog);
+	int r = get_program_and_tables(policy, &prog, tables, description, &lock_fd, err);
+	if (r < 0)
+		return r;
+	/* Under the lock: gc cannot take the policy before it is marked. */
+	r = sg_tables_mark_preloaded(tables->key);
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot mark policy %s preloaded: %s", tables->key,
+				       strerror(-r));
+	return 0;
+}
+
+void sg_guard_unmark_preloaded_except(const char (*keep)[SG_KEY_LEN], size_t n)
+{
+	_cleanup_close_ int lock_fd = sg_pins_lock(false);
+	DIR *dir = opendir(SG_POLICY_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		bool kept = false;
+		for (size_t i = 0; i < n && !kept; i++)
+			kept = strncmp(keep[i], de->d_name, SG_KEY_LEN) == 0;
+		if (!kept && de->d_name[0] != '.' && sg_tables_is_preloaded(de->d_name))
+			sg_tables_unmark_preloaded(de->d_name);
+	}
+	if (dir)
+		closedir(dir);
 }
 
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)
@@ -733,7 +767,7 @@ static bool is_old_enough(const char *path, unsigned min_age_s)
 	return stat(path, &st) == 0 && time(NULL) - st.st_mtime >= (time_t)min_age_s;
 }
 
-static int gc_unused_policies(unsigned min_age_s)
+static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 {
 	_cleanup_free_ char(*used)[SG_KEY_LEN] = NULL;
 	_cleanup_free_ char(*unused)[SG_KEY_LEN] = NULL;
@@ -750,7 +784,8 @@ static int gc_unused_policies(unsigned min_age_s)
 		}
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
 			continue;
-		if (!is_old_enough(path, min_age_s))
+		if (!is_old_enough(path, min_age_s) ||
+		    (!preloaded && sg_tables_is_preloaded(de->d_name)))
 			continue;
 		bool in_use = false;
 		for (size_t i = 0; i < n_used && !in_use; i++)
@@ -827,12 +862,12 @@ static void gc_inputs(void)
 		closedir(dir);
 }
 
-int sg_guard_gc_policies(unsigned min_age_s)
+int sg_guard_gc_policies(unsigned min_age_s, bool preloaded)
 {
 	int lock_fd = sg_pins_lock(true);
 	if (lock_fd < 0)
 		return lock_fd;
-	int removed = gc_unused_policies(min_age_s);
+	int removed = gc_unused_policies(min_age_s, preloaded);
 	if (removed > 0)
 		gc_inputs();
 	gc_unused_programs(min_age_s);

@@ -80,6 +80,19 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err);
 
+/*
+ * Makes @policy's tables (or finds them) without guarding any cgroup and
+ * marks them preloaded (tables.h), so that the first container of those
+ * inputs finds its policy in use. Fills @tables; @description is the
+ * guard description those inputs give, replaced by the recorded one when
+ * the inputs were seen before.
+ */
+int sg_guard_preload(const struct sg_policy_request *policy, struct sg_tables *tables,
+		     char description[SG_DESCRIPTION_LEN], struct sg_err *err);
+
+/* Takes the preloaded mark off every policy but the @n of @keep. */
+void sg_guard_unmark_preloaded_except(const char (*keep)[SG_KEY_LEN], size_t n);
+
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);
 
@@ -135,9 +148,10 @@ void sg_guard_gc_index(void);
 
 /*
  * Removes policies no guard uses any more (pinned more than @min_age_s ago),
- * and programs no link uses; returns how many policies.
+ * preloaded ones too when @preloaded, and programs no link uses; returns
+ * how many policies.
  */
-int sg_guard_gc_policies(unsigned min_age_s);
+int sg_guard_gc_policies(unsigned min_age_s, bool preloaded);
 
 /* What `gc` leaves alone by default: a policy pinned this recently may be about to get a guard. */
 #define SG_GC_MIN_AGE 60

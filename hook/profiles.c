@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profiles.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -76,6 +78,43 @@ const char *const *sg_builtin_profile_names(void)
 			names[n++] = p->name;
 	names[n] = NULL;
 	return names;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t sg_installed_profile_names(const char *profiles_dir, char ***names)
+{
+	DIR *dir = opendir(profiles_dir);
+	size_t n = 0;
+
+	*names = NULL;
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		size_t len = strlen(de->d_name);
+		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		char *name = sg_xstrndup(de->d_name, len - 5);
+		if (!sg_profile_name_valid(name)) {
+			free(name);
+			continue;
+		}
+		*names = sg_xrealloc(*names, n + 1, sizeof(char *));
+		(*names)[n++] = name;
+	}
+	if (dir)
+		closedir(dir);
+	if (n)
+		qsort(*names, n, sizeof(char *), compare_names);
+	return n;
+}
+
+void sg_profile_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 /* "k8s-safe, read-only, deny-all, audit" */

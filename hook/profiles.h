@@ -20,6 +20,13 @@ const char *sg_builtin_profile(const char *name);
 /* NULL-terminated list of built-in profile names, in a stable order. */
 const char *const *sg_builtin_profile_names(void);
 
+/*
+ * The names of the profiles installed in @profiles_dir (NAME.json with a
+ * valid NAME), sorted; free with sg_profile_names_free. Their count.
+ */
+size_t sg_installed_profile_names(const char *profiles_dir, char ***names);
+void sg_profile_names_free(char **names, size_t n);
+
 /* One-line description of a built-in profile, or NULL. */
 const char *sg_builtin_profile_summary(const char *name);
 

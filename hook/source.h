@@ -33,6 +33,7 @@ struct sg_policy_source {
 	char *sysctl_text; /* linux.sysctl as "name\0value\0"..., for the digest */
 	size_t sysctl_text_len;
 	bool rewrite_works; /* the kernel probe's answer */
+	bool keep_text;	    /* make parses a copy: the inputs are digested after it */
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
 };
@@ -55,7 +56,8 @@ void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in);
 /*
  * Parses, composes and compiles the policy into src->set and src->compiled,
  * fitted to the kernel (rewrite_works). The annotation's text goes as soon
- * as it is parsed. The caller confines itself first: the text is untrusted.
+ * as it is parsed, unless keep_text. The caller confines itself first: the
+ * text is untrusted.
  */
 int sg_source_make(struct sg_policy_source *src, struct sg_err *err);
 

@@ -703,6 +703,38 @@ int sg_tables_open_map(const char *key, const char *name)
 	return bpf_obj_get(path);
 }
 
+static void preloaded_mark(const char *key, char out[PATH_MAX])
+{
+	snprintf(out, PATH_MAX, "%s/%s/preloaded", SG_POLICY_ROOT, key);
+}
+
+int sg_tables_mark_preloaded(const char *key)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
+
+	if (fd < 0)
+		return -errno;
+	preloaded_mark(key, path);
+	if (bpf_obj_pin(fd, path) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void sg_tables_unmark_preloaded(const char *key)
+{
+	char path[PATH_MAX];
+	preloaded_mark(key, path);
+	unlink(path);
+}
+
+bool sg_tables_is_preloaded(const char *key)
+{
+	char path[PATH_MAX];
+	preloaded_mark(key, path);
+	return access(path, F_OK) == 0;
+}
+
 int sg_tables_read_rule_names(const char *key, uint32_t n, struct sg_rule_name *out)
 {
 	struct bpf_map_info info = {0};

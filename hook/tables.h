@@ -76,6 +76,15 @@ void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
 /* Forgets the inputs whose policy is no longer pinned (gc; the pins lock held exclusively). */
 void sg_tables_forget_inputs_of_removed(const struct sg_program *prog);
 
+/*
+ * A policy preloaded (`sysctl-guard preload`) carries the mark
+ * SG_POLICY_ROOT/<key>/preloaded, a second pin of its info map: `gc` keeps
+ * it while no guard uses it. 0 or -errno.
+ */
+int sg_tables_mark_preloaded(const char *key);
+void sg_tables_unmark_preloaded(const char *key);
+bool sg_tables_is_preloaded(const char *key);
+
 /* Reads the info of the policy pinned under @key: 0 or -errno. */
 int sg_tables_read_info(const char *key, struct sg_policy_info *info);
 

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `sysctl-guard preload`: makes the policies of the node's profiles before
+ * any container asks for them. Parsing, compiling and loading a policy of
+ * 10,000 rules takes tens of milliseconds, which the first container of a
+ * new policy otherwise waits for; preloaded, its hook finds the policy by
+ * its inputs (source.h), like any policy in use.
+ *
+ * Every profile is read and compiled before anything is loaded: an invalid
+ * one fails the command and changes nothing on the node.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "confine.h"
+#include "config.h"
+#include "guard.h"
+#include "source.h"
+#include "util.h"
+
+struct preload {
+	struct sg_policy_source src;
+	char *label; /* what a container names: "profile NAME", or "baseline" */
+	struct sg_inputs inputs;
+};
+
+/* One source per profile named (every installed one when none is), and the baseline alone. */
+static size_t plan(const struct sg_node_config *config, char **names, size_t n_names,
+		   struct preload **out)
+{
+	size_t n = n_names + (config->baseline ? 1 : 0);
+	struct preload *p = sg_xcalloc(n ? n : 1, sizeof(*p));
+
+	for (size_t i = 0; i < n; i++) {
+		p[i].src.config = config;
+		p[i].src.keep_text = true;
+		p[i].label =
+		    i < n_names ? sg_xasprintf("profile %s", names[i]) : sg_xstrdup("baseline");
+	}
+	*out = p;
+	return n;
+}
+
+/* Reads every profile, then, confined, parses and compiles each: input errors first. */
+static int make_all(struct preload *p, size_t n, char **names, size_t n_names, struct sg_err *err)
+{
+	bool rewrite_works;
+	int r = 0;
+
+	for (size_t i = 0; i < n_names && r == 0; i++)
+		r = sg_source_set_profile(&p[i].src, names[i], err);
+	if (r == 0)
+		r = sg_probe_kernel(&rewrite_works, err);
+	/* The probes fork and unshare, which the confined process may not. */
+	if (r == 0)
+		r = sg_confine(err);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		p[i].src.rewrite_works = rewrite_works;
+		sg_source_inputs(&p[i].src, &p[i].inputs);
+		r = sg_source_make(&p[i].src, err);
+	}
+	return r;
+}
+
+/* Loads each policy (or finds it in use) and marks it preloaded; their keys in @keys. */
+static int load_all(struct preload *p, size_t n, char (*keys)[SG_KEY_LEN], struct sg_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sg_policy_request request = {.compiled = &p[i].src.compiled,
+						    .inputs = &p[i].inputs};
+		char description[SG_DESCRIPTION_LEN];
+		struct sg_tables tables;
+
+		snprintf(description, sizeof(description), "%s", p[i].src.set.description);
+		int r = sg_guard_preload(&request, &tables, description, err);
+		if (r < 0)
+			return r;
+		memcpy(keys[i], tables.key, SG_KEY_LEN);
+		printf("preloaded %s: policy %s (%u rules)\n", p[i].label, tables.key,
+		       p[i].src.compiled.config.n_rules);
+	}
+	return 0;
+}
+
+static int preload(const struct sg_node_config *config, char **names, size_t n_names,
+		   struct sg_err *err)
+{
+	struct preload *p;
+	size_t n = plan(config, names, n_names, &p);
+	char(*keys)[SG_KEY_LEN] = sg_xcalloc(n ? n : 1, SG_KEY_LEN);
+	int r = 0;
+
+	if (n == 0)
+		r = sg_input_error(err,
+				   "nothing to preload: no profile named, none installed in %s "
+				   "and no baseline in the node config",
+				   config->profiles_dir);
+	if (r == 0)
+		r = make_all(p, n, names, n_names, err);
+	if (r == 0)
+		r = load_all(p, n, keys, err);
+	/* The preloaded set is what this run loaded; a failed run leaves the marks it found. */
+	if (r == 0)
+		sg_guard_unmark_preloaded_except((const char(*)[SG_KEY_LEN])keys, n);
+	for (size_t i = 0; i < n; i++) {
+		sg_source_free(&p[i].src);
+		free(p[i].label);
+	}
+	free(p);
+	free(keys);
+	return r;
+}
+
+int sg_cmd_preload(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *config_path = NULL;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'c')
+			return sg_usage_error("preload", "unknown option");
+		config_path = optarg;
+	}
+	struct sg_err err = {0};
+	struct sg_node_config config = {0};
+	if (sg_node_config_load(config_path, &config, &err) < 0)
+		return sg_report(&err);
+
+	char **names = argv + optind;
+	size_t n_names = (size_t)(argc - optind);
+	char **installed = NULL;
+	if (n_names == 0)
+		n_names = sg_installed_profile_names(config.profiles_dir, &installed);
+	int r = preload(&config, installed ? installed : names, n_names, &err);
+	if (installed)
+		sg_profile_names_free(installed, n_names);
+	sg_node_config_free(&config);
+	return r < 0 ? sg_report(&err) : SG_EXIT_OK;
+}
