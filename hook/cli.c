@@ -50,8 +50,9 @@ const struct sg_command sg_commands[] = {
      "Makes ahead, as the hook would for a container whose only annotation names\n"
      "PROFILE, each profile's policy (every profile in profiles_dir when none is\n"
      "named; the baseline alone too where the node config has one), so that such\n"
-     "containers find it in use: no parsing or compiling as they start. These\n"
-     "become the node's preloaded policies; `gc` keeps them while unused.\n"},
+     "containers find it in use: no parsing or compiling as they start. Each\n"
+     "replaces what was preloaded for the same profile before; `gc` keeps\n"
+     "preloaded policies while no container uses them.\n"},
     {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
      "the programs of policies no guard has used for SECONDS (default 60);\n"

@@ -7,7 +7,9 @@
  * its inputs (source.h), like any policy in use.
  *
  * Every profile is read and compiled before anything is loaded: an invalid
- * one fails the command and changes nothing on the node.
+ * one fails the command and changes nothing on the node. A profile's
+ * policy preloaded before (of an older text, say) loses its mark to the
+ * new one, and gc frees it once no container uses it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@
 
 struct preload {
 	struct sg_policy_source src;
-	char *label; /* what a container names: "profile NAME", or "baseline" */
+	char *label; /* "profile NAME", or "baseline (profile NAME)": what is preloaded */
 	struct sg_inputs inputs;
 };
 
@@ -37,8 +39,8 @@ static size_t plan(const struct sg_node_config *config, char **names, size_t n_n
 	for (size_t i = 0; i < n; i++) {
 		p[i].src.config = config;
 		p[i].src.keep_text = true;
-		p[i].label =
-		    i < n_names ? sg_xasprintf("profile %s", names[i]) : sg_xstrdup("baseline");
+		p[i].label = i < n_names ? sg_xasprintf("profile %s", names[i])
+					 : sg_xasprintf("baseline (%s)", config->baseline_label);
 	}
 	*out = p;
 	return n;
@@ -65,8 +67,8 @@ static int make_all(struct preload *p, size_t n, char **names, size_t n_names, s
 	return r;
 }
 
-/* Loads each policy (or finds it in use) and marks it preloaded; their keys in @keys. */
-static int load_all(struct preload *p, size_t n, char (*keys)[SG_KEY_LEN], struct sg_err *err)
+/* Loads each policy (or finds it in use) and marks it preloaded. */
+static int load_all(struct preload *p, size_t n, struct sg_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct sg_policy_request request = {.compiled = &p[i].src.compiled,
@@ -75,10 +77,9 @@ static int load_all(struct preload *p, size_t n, char (*keys)[SG_KEY_LEN], struc
 		struct sg_tables tables;
 
 		snprintf(description, sizeof(description), "%s", p[i].src.set.description);
-		int r = sg_guard_preload(&request, &tables, description, err);
+		int r = sg_guard_preload(&request, p[i].label, &tables, description, err);
 		if (r < 0)
 			return r;
-		memcpy(keys[i], tables.key, SG_KEY_LEN);
 		printf("preloaded %s: policy %s (%u rules)\n", p[i].label, tables.key,
 		       p[i].src.compiled.config.n_rules);
 	}
@@ -90,7 +91,6 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 {
 	struct preload *p;
 	size_t n = plan(config, names, n_names, &p);
-	char(*keys)[SG_KEY_LEN] = sg_xcalloc(n ? n : 1, SG_KEY_LEN);
 	int r = 0;
 
 	if (n == 0)
@@ -101,16 +101,12 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 	if (r == 0)
 		r = make_all(p, n, names, n_names, err);
 	if (r == 0)
-		r = load_all(p, n, keys, err);
-	/* The preloaded set is what this run loaded; a failed run leaves the marks it found. */
-	if (r == 0)
-		sg_guard_unmark_preloaded_except((const char(*)[SG_KEY_LEN])keys, n);
+		r = load_all(p, n, err);
 	for (size_t i = 0; i < n; i++) {
 		sg_source_free(&p[i].src);
 		free(p[i].label);
 	}
 	free(p);
-	free(keys);
 	return r;
 }
 

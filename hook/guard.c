@@ -441,8 +441,21 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	return 0;
 }
 
-int sg_guard_preload(const struct sg_policy_request *policy, struct sg_tables *tables,
-		     char description[SG_DESCRIPTION_LEN], struct sg_err *err)
+/* Takes the mark of @label off every policy but @key. */
+static void unmark_others(const char *key, const char *label)
+{
+	DIR *dir = opendir(SG_POLICY_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));)
+		if (de->d_name[0] != '.' && strcmp(de->d_name, key) != 0)
+			sg_tables_unmark_preloaded(de->d_name, label);
+	if (dir)
+		closedir(dir);
+}
+
+int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
+		     struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
+		     struct sg_err *err)
 {
 	__attribute__((cleanup(sg_program_close))) struct sg_program prog;
 	_cleanup_close_ int lock_fd = -1;
@@ -452,27 +465,12 @@ int sg_guard_preload(const struct sg_policy_request *policy, struct sg_tables *t
 	if (r < 0)
 		return r;
 	/* Under the lock: gc cannot take the policy before it is marked. */
-	r = sg_tables_mark_preloaded(tables->key);
+	r = sg_tables_mark_preloaded(tables->key, label);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot mark policy %s preloaded: %s", tables->key,
 				       strerror(-r));
+	unmark_others(tables->key, label);
 	return 0;
-}
-
-void sg_guard_unmark_preloaded_except(const char (*keep)[SG_KEY_LEN], size_t n)
-{
-	_cleanup_close_ int lock_fd = sg_pins_lock(false);
-	DIR *dir = opendir(SG_POLICY_ROOT);
-
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		bool kept = false;
-		for (size_t i = 0; i < n && !kept; i++)
-			kept = strncmp(keep[i], de->d_name, SG_KEY_LEN) == 0;
-		if (!kept && de->d_name[0] != '.' && sg_tables_is_preloaded(de->d_name))
-			sg_tables_unmark_preloaded(de->d_name);
-	}
-	if (dir)
-		closedir(dir);
 }
 
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)

@@ -82,16 +82,15 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 
 /*
  * Makes @policy's tables (or finds them) without guarding any cgroup and
- * marks them preloaded (tables.h), so that the first container of those
- * inputs finds its policy in use. Fills @tables; @description is the
+ * marks them preloaded for @label (tables.h), so that the first container
+ * of those inputs finds its policy in use; the policy preloaded for @label
+ * before, if another, loses the mark. Fills @tables; @description is the
  * guard description those inputs give, replaced by the recorded one when
  * the inputs were seen before.
  */
-int sg_guard_preload(const struct sg_policy_request *policy, struct sg_tables *tables,
-		     char description[SG_DESCRIPTION_LEN], struct sg_err *err);
-
-/* Takes the preloaded mark off every policy but the @n of @keep. */
-void sg_guard_unmark_preloaded_except(const char (*keep)[SG_KEY_LEN], size_t n);
+int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
+		     struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
+		     struct sg_err *err);
 
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tables.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -703,36 +705,49 @@ int sg_tables_open_map(const char *key, const char *name)
 	return bpf_obj_get(path);
 }
 
-static void preloaded_mark(const char *key, char out[PATH_MAX])
+#define PRELOADED_PREFIX "preloaded:"
+
+/* The mark's pin: the label with every byte but [A-Za-z0-9_-] as ':' (bpffs refuses dots). */
+static void preloaded_mark(const char *key, const char *label, char out[PATH_MAX])
 {
-	snprintf(out, PATH_MAX, "%s/%s/preloaded", SG_POLICY_ROOT, key);
+	int n = snprintf(out, PATH_MAX, "%s/%s/" PRELOADED_PREFIX, SG_POLICY_ROOT, key);
+	for (const char *c = label; *c && n < PATH_MAX - 1; c++, n++)
+		out[n] = isalnum((unsigned char)*c) || *c == '_' || *c == '-' ? *c : ':';
+	out[n] = '\0';
 }
 
-int sg_tables_mark_preloaded(const char *key)
+int sg_tables_mark_preloaded(const char *key, const char *label)
 {
 	char path[PATH_MAX];
 	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
 
 	if (fd < 0)
 		return -errno;
-	preloaded_mark(key, path);
+	preloaded_mark(key, label, path);
 	if (bpf_obj_pin(fd, path) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
 
-void sg_tables_unmark_preloaded(const char *key)
+void sg_tables_unmark_preloaded(const char *key, const char *label)
 {
 	char path[PATH_MAX];
-	preloaded_mark(key, path);
+	preloaded_mark(key, label, path);
 	unlink(path);
 }
 
 bool sg_tables_is_preloaded(const char *key)
 {
 	char path[PATH_MAX];
-	preloaded_mark(key, path);
-	return access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, key);
+	DIR *dir = opendir(path);
+	bool marked = false;
+
+	for (struct dirent *de; dir && !marked && (de = readdir(dir));)
+		marked = strncmp(de->d_name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0;
+	if (dir)
+		closedir(dir);
+	return marked;
 }
 
 int sg_tables_read_rule_names(const char *key, uint32_t n, struct sg_rule_name *out)

@@ -77,12 +77,14 @@ void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
 void sg_tables_forget_inputs_of_removed(const struct sg_program *prog);
 
 /*
- * A policy preloaded (`sysctl-guard preload`) carries the mark
- * SG_POLICY_ROOT/<key>/preloaded, a second pin of its info map: `gc` keeps
- * it while no guard uses it. 0 or -errno.
+ * A policy preloaded (`sysctl-guard preload`) for a label ("profile NAME")
+ * carries a mark, a second pin of its info map, named after the label:
+ * `gc` keeps a marked policy while no guard uses it. 0 or -errno.
  */
-int sg_tables_mark_preloaded(const char *key);
-void sg_tables_unmark_preloaded(const char *key);
+int sg_tables_mark_preloaded(const char *key, const char *label);
+void sg_tables_unmark_preloaded(const char *key, const char *label);
+
+/* Whether policy @key carries a preloaded mark, for any label. */
 bool sg_tables_is_preloaded(const char *key);
 
 /* Reads the info of the policy pinned under @key: 0 or -errno. */

@@ -16,21 +16,10 @@ node_config() { # node_config [BASELINE_PROFILE]
 }
 node_config
 
-# The node's preloaded set is replaced here: put back what it was on exit.
-preloaded_keys() { for m in "$POLICIES"/*/preloaded; do [ -e "$m" ] && basename "$(dirname "$m")"; done; }
-BEFORE=$(preloaded_keys)
-OURS=()
-restore() {
-	local key
-	for key in "${OURS[@]}"; do rm -f "$POLICIES/$key/preloaded"; done
-	for key in $BEFORE; do
-		[ -e "$POLICIES/$key/info" ] && [ ! -e "$POLICIES/$key/preloaded" ] &&
-			bpftool map pin pinned "$POLICIES/$key/info" "$POLICIES/$key/preloaded"
-	done
-	"$SG" gc >/dev/null 2>&1
-	cleanup
-}
-trap restore EXIT
+# Only this run's profiles are preloaded here: their marks go on exit, and
+# gc frees their policies once they are old enough.
+unmark_ours() { rm -f "$POLICIES"/*/preloaded:*preload-*-$$ "$POLICIES"/*/preloaded:*preload-*-$$:; }
+trap 'unmark_ours; "$SG" gc >/dev/null 2>&1; cleanup' EXIT
 
 # Names unique to this run: no policy on the node was made from these inputs.
 BIG=preload-big-$$
@@ -56,7 +45,7 @@ guarded() {
 policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
 stop() { state "$1" stopped 0 | "$SG" hook poststop 2>/dev/null; }
 present() { [ -e "$POLICIES/$1" ] && echo present || echo gone; }
-marked() { [ -e "$POLICIES/$1/preloaded" ] && echo marked || echo unmarked; }
+marked() { ls "$POLICIES/$1" | grep -q '^preloaded:' && echo marked || echo unmarked; }
 
 OUT=$("$SG" preload "$BIG" "$SMALL" 2>&1)
 expect "preload of two profiles succeeds" "0" sh -c "\"$SG\" preload $BIG $SMALL >/dev/null 2>&1; echo \$?"
@@ -65,7 +54,6 @@ $OUT
 EOF"
 KEY_BIG=$(key_of "profile $BIG" "$OUT")
 KEY_SMALL=$(key_of "profile $SMALL" "$OUT")
-OURS+=("$KEY_BIG" "$KEY_SMALL")
 expect "the large policy is pinned and marked" "present marked" sh -c "echo $(present "$KEY_BIG") $(marked "$KEY_BIG")"
 
 container p1 "{\"io.sysctl-guard.profile\": \"$BIG\"}"
@@ -92,29 +80,43 @@ EMPTY=$TMPDIR_TEST/empty.json
 echo "{ \"version\": 1, \"profiles_dir\": \"$TMPDIR_TEST/none\" }" >"$EMPTY"
 expect "nothing to preload: exit 1, saying so" "1 1" sh -c "\"$SG\" preload --config $EMPTY 2>$TMPDIR_TEST/e; echo \$? \$(grep -c 'nothing to preload' $TMPDIR_TEST/e)"
 
-# A later preload is the new set: what it leaves out goes at the next gc.
-"$SG" preload "$SMALL" >/dev/null 2>&1
-expect "preloading only the small profile unmarks the large one" "unmarked marked" \
-	sh -c "echo $(marked "$KEY_BIG") $(marked "$KEY_SMALL")"
+# Preloading a profile again after its text changed: the new policy takes
+# the mark, the old one goes at the next gc; other profiles keep theirs.
+sed -i 's/"kernel.domainname", "access": "read"/"kernel.domainname", "access": "none"/' "$PROFILES/$BIG.json"
+OUT=$("$SG" preload "$BIG" 2>&1)
+KEY_BIG2=$(key_of "profile $BIG" "$OUT")
+expect "the changed profile is a new policy, marked; the old one is unmarked; the other profile keeps its mark" \
+	"new marked unmarked marked" \
+	sh -c "echo $([ "$KEY_BIG2" != "$KEY_BIG" ] && echo new || echo same) $(marked "$KEY_BIG2") $(marked "$KEY_BIG") $(marked "$KEY_SMALL")"
 "$SG" gc --min-age 0 >/dev/null 2>&1
-expect "... which gc then removes" "gone" present "$KEY_BIG"
+expect "gc removes the old one, keeps the new" "gone present" sh -c "echo $(present "$KEY_BIG") $(present "$KEY_BIG2")"
+container p5 "{\"io.sysctl-guard.profile\": \"$BIG\"}"
+expect "a container of the changed profile gets the new policy, preloaded" "reused EPERM ok" guarded p5
+expect "... by its key" "$KEY_BIG2" policy_of p5
+stop p2
+# gc --preloaded frees every unused preloaded policy: only where this test's are the only ones.
+if [ -z "$(ls "$POLICIES"/*/preloaded:* 2>/dev/null | grep -v -E "preload-[a-z]+-$$:?$")" ]; then
+	"$SG" gc --preloaded --min-age 0 >/dev/null 2>&1
+	expect "gc --preloaded removes preloaded policies no guard uses" "gone present" \
+		sh -c "echo $(present "$KEY_SMALL") $(present "$KEY_BIG2")"
+else
+	echo "note: the node has preloaded policies of its own: gc --preloaded not tried"
+fi
 
 # With no name: every installed profile, and the baseline alone for containers without one.
 printf '{"version": 1, "default": "read-write", "rules": [{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_preload_base_%s", "access": "none"}]}\n' \
 	"$$" >"$PROFILES/$BASE.json"
 node_config "$BASE"
 OUT=$("$SG" preload 2>&1)
-KEY_BASE=$(key_of baseline "$OUT")
-OURS+=("$(key_of "profile $BASE" "$OUT")" "$(key_of "profile $SMALL" "$OUT")" "$KEY_BASE")
+KEY_BASE=$(key_of "baseline (profile $BASE)" "$OUT")
 expect "preload with no name: each installed profile and the baseline" \
-	"baseline profile $BASE profile $BIG profile $SMALL" \
+	"baseline (profile $BASE) profile $BASE profile $BIG profile $SMALL" \
 	sh -c "sed -n 's/^preloaded \(.*\): policy.*/\1/p' <<'EOF' | sort | tr '\n' ' ' | sed 's/ $//'
 $OUT
 EOF"
-OURS+=("$(key_of "profile $BIG" "$OUT")")
 container p4 "{}"
 expect "a container without annotation finds the baseline preloaded" "reused EPERM ok" guarded p4
 expect "... its policy" "$KEY_BASE" policy_of p4
 
-for id in p2 p3 p4; do stop "$id"; done
+for id in p3 p4 p5; do stop "$id"; done
 finish
