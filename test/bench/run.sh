@@ -100,7 +100,9 @@ cleanup() {
 	fi
 	rm -rf "$PIN_DIR"
 	# The many policies made here: gc frees those no guard uses (a policy
-	# that is needed again is made again in milliseconds).
+	# that is needed again is made again in milliseconds), the preloaded one
+	# once its mark is gone.
+	rm -f "$PINS"/policies/*/preloaded:profile:b10kpre
 	"$SG" gc --min-age 0 >/dev/null 2>&1
 	if [ -n "${KEEP_RAW:-}" ]; then
 		mkdir -p "$KEEP_RAW" && cp -r "$WORK/raw/." "$KEEP_RAW/"
@@ -182,6 +184,8 @@ for p in p1r p1w p20 p100 p10k; do
 done
 cp "$WORK/p100.json" "$WORK/profiles/b100.json"
 cp "$WORK/p10k.json" "$WORK/profiles/b10k.json"
+# Preloaded (`sysctl-guard preload`) before its first container: a profile of its own.
+$GEN "$BIG" "$WORK/profiles/b10kpre.json" --nonce "pre$$"
 
 # ---------------------------------------------------------------------------
 log "1. per-access cost: setting up cgroups (the 10,000-rule attach parses for a while)"
@@ -277,6 +281,7 @@ bundle h-100new none b100new
 bundle h-100use none b100
 bundle h-10k none b10knew
 bundle h-10kuse none b10k
+bundle h-10kpre none b10kpre
 bundle r-none none ""
 # Each runc variant runs its hook through a link of its own name, so that
 # the scheduler's events below tell whose hook ran: the floor of any hook
@@ -291,6 +296,7 @@ rbundle 100new b100new "$SG"
 rbundle 100use b100 "$SG"
 rbundle 10k b10knew "$SG"
 rbundle 10kuse b10k "$SG"
+rbundle 10kpre b10kpre "$SG"
 
 # sleeper NAME: a sleeping process in a new cgroup NAME; sets SLEEPER_CG, SLEEPER_PID
 sleeper() {
@@ -306,7 +312,7 @@ state() { # state FILE ID PID BUNDLE
 }
 sleeper target
 CG_TARGET=$SLEEPER_CG TARGET_PID=$SLEEPER_PID
-for v in fast 100new 100use 10k 10kuse; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
+for v in fast 100new 100use 10k 10kuse 10kpre; do state "$WORK/state-$v.json" bench-hook "$TARGET_PID" "$WORK/h-$v"; done
 # Companions: the 100- and 10,000-rule policies already in use on the node,
 # through the hook (which records the inputs that made them).
 sleeper companion
@@ -317,6 +323,9 @@ sleeper companion10k
 CG_COMP10K=$SLEEPER_CG COMP10K_PID=$SLEEPER_PID
 state "$WORK/state-comp10k.json" bench-companion10k "$COMP10K_PID" "$WORK/h-10kuse"
 "$SG" hook createRuntime <"$WORK/state-comp10k.json" || die "the hook failed on the 10k companion"
+# The other 10,000-rule profile has no container yet: it is preloaded, timed.
+"$ST" -e "$WORK/preload.err" preload -- "$SG" preload b10kpre >"$WORK/raw/preload.txt" ||
+	die "preload failed: $(tail -3 "$WORK/preload.err")"
 # Policies no guard on the node has seen are made ahead: a python run right
 # before a timed run slowed it by milliseconds. take_fresh NAME puts the one
 # made for NAME in place (a rename); refill makes the next ones, after a
@@ -355,6 +364,7 @@ hook_run() {
 	100new) out=$("$ST" -i "$WORK/state-100new.json" -e "$WORK/hook.err" 100new -- "$SG" hook createRuntime) ;;
 	100use) out=$("$ST" -i "$WORK/state-100use.json" -e "$WORK/hook.err" 100use -- "$SG" hook createRuntime) ;;
 	10kuse) out=$("$ST" -i "$WORK/state-10kuse.json" -e "$WORK/hook.err" 10kuse -- "$SG" hook createRuntime) ;;
+	10kpre) out=$("$ST" -i "$WORK/state-10kpre.json" -e "$WORK/hook.err" 10kpre -- "$SG" hook createRuntime) ;;
 	10k) out=$("$ST" -i "$WORK/state-10k.json" -e "$WORK/hook.err" 10k -- "$SG" hook createRuntime) ;;
 	esac
 	[ "$(echo "$out" | awk '{print $4}')" = 0 ] || { tail -3 "$WORK/hook.err" >&2; die "hook $v failed"; }
@@ -375,8 +385,8 @@ for cg in "$CG_TARGET" "$CG_COMP"; do
 	"$SG" status --cgroup "$cg" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'
 done >"$WORK/raw/hashes.txt"
 detach_target
-log "2. hook latency: $HOOK_ROUNDS rounds of true/fast/100new/100use/10kuse, 10k (new) in the first $N10K"
-VARIANTS=(true fast 100new 100use 10k 10kuse)
+log "2. hook latency: $HOOK_ROUNDS rounds of true/fast/100new/100use/10kuse/10kpre, 10k (new) in the first $N10K"
+VARIANTS=(true fast 100new 100use 10k 10kuse 10kpre)
 n10k_done=0
 for ((r = 0; r < HOOK_ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
@@ -426,8 +436,8 @@ done
 	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
 
 RUNC_ROUNDS=$((ROUNDS * 2)) # a container start is noisy: more rounds than the rest
-log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use/10kuse, 10k once"
-RVARIANTS=(none truehook fast 100new 100use 10k 10kuse)
+log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use/10kuse/10kpre, 10k once"
+RVARIANTS=(none truehook fast 100new 100use 10k 10kuse 10kpre)
 # A runc start varies by several milliseconds from one run to the next, far
 # more than a hook costs: the scheduler's fork, exec and exit events time
 # each hook process inside the real runs (fork to exit: what runc waits for).
