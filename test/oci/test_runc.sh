@@ -48,6 +48,26 @@ expect "container b (audit) is allowed" "write-ok" runc exec sg-runc-b sh -c "$W
 expect "linux.sysctl of config.json is written under a deny-all profile" "Linux
 sg.example" run_container sg-runc-sysctl createRuntime "$(json_annotation io.sysctl-guard.profile read-only)" \
 	'cat /proc/sys/kernel/ostype; cat /proc/sys/kernel/domainname' '{"kernel.domainname": "sg.example"}'
+# A profile preloaded before its first container: the hook finds its policy
+# by its inputs (debug log, through a wrapper that keeps the hook's stderr).
+PRE=runc-preload-$$
+printf '{"version": 1, "default": "read", "rules": [{"name": "kernel.sg_runc_preload_%s", "access": "none"}]}\n' \
+	"$$" >"$WORK/profiles/$PRE.json"
+echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles", "log": {"level": "debug", "syslog": false} }' >"$SYSCTL_GUARD_CONFIG"
+KEY=$("$SG" preload "$PRE" | sed -n 's/.*: policy \([^ ]*\) .*/\1/p')
+trap 'rm -f /sys/fs/bpf/sysctl-guard/policies/$KEY/preloaded:profile:$PRE; cleanup' EXIT
+printf '#!/bin/sh\nexec "%s" "$@" 2>>"%s"\n' "$SG" "$WORK/hook.log" >"$WORK/hook-logged"
+chmod +x "$WORK/hook-logged"
+make_bundle "$WORK/sg-runc-pre" "$WORK/rootfs" "$WORK/hook-logged" createRuntime \
+	"$(json_annotation io.sysctl-guard.profile "$PRE")" "$(json_args "$PROBE_CMD")"
+CONTAINERS+=(sg-runc-pre)
+expect "a preloaded profile's first container is guarded by it" "Linux
+sh: write error: Operation not permitted
+write-denied" sh -c "runc run --bundle \"$WORK/sg-runc-pre\" sg-runc-pre </dev/null 2>&1"
+expect "... found by its inputs (nothing parsed at its start): the preloaded policy" "1 1" \
+	sh -c "echo \$(grep -c 'policy $KEY found by its inputs' \"$WORK/hook.log\") \$(grep -c 'guarded .*policy $KEY)' \"$WORK/hook.log\")"
+echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles" }' >"$SYSCTL_GUARD_CONFIG"
+
 # The hook as runc runs it, under valgrind's memcheck: a memory error or a
 # definite leak makes it exit 9, and the container does not start. A static
 # binary hides its allocations from memcheck: its dynamic twin runs.
