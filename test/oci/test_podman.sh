@@ -24,6 +24,8 @@ CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 remove_libpod_parent() {
 	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$CG_ROOT/libpod_parent" ] &&
 		find "$CG_ROOT/libpod_parent" -depth -type d -exec rmdir {} \; 2>/dev/null
+	# Podman's overlay driver mounts its storage on itself: unmounted, it can go.
+	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount -l "$m"; done
 	cleanup
 }
 trap remove_libpod_parent EXIT
