@@ -145,6 +145,18 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 	}
 }
 
+unsigned sg_eval_scan_plain_decimal(const char *text, long long *value)
+{
+	struct sg_scratch s;
+	__s64 v = 0;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.cur, SG_VALUE_MAX, "%s", text);
+	__u32 digits = sg_scan_plain_decimal(&s, &v);
+	*value = v;
+	return digits;
+}
+
 long sg_eval_scan_long(const char *text, long long *value)
 {
 	struct sg_scratch s;

@@ -44,4 +44,11 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
  */
 long sg_eval_scan_long(const char *text, long long *value);
 
+/*
+ * The program's fast path for a value that is one plain decimal field
+ * ("4096", "4096\n"): its digits, with the value, or 0 when the value needs
+ * the general scan.
+ */
+unsigned sg_eval_scan_plain_decimal(const char *text, long long *value);
+
 #endif

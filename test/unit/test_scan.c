@@ -96,8 +96,29 @@ static long helper_reads(const char *text, long *value)
 
 /* What the generated strings reached: each kind must occur, or the test proves little. */
 static struct {
-	unsigned no_digit, overflow, negative, octal, hex, stopped_at_digit;
+	unsigned no_digit, overflow, negative, octal, hex, stopped_at_digit, plain;
 } seen;
+
+/*
+ * Where the fast path takes a value, the general scan must read the same
+ * single field from it, with only whitespace after (what sg_check_range's
+ * general path then accepts as one field).
+ */
+static void check_plain_decimal(const char *text, long want_len, long want)
+{
+	long long plain = 0;
+	unsigned digits = sg_eval_scan_plain_decimal(text, &plain);
+
+	if (!digits)
+		return;
+	seen.plain++;
+	if (want_len != (long)digits || want != plain ||
+	    text[digits + strspn(text + digits, " \t\n\v\f\r")] != '\0') {
+		fprintf(stderr, "\"%s\": helper %ld (%ld), fast path %u (%lld)\n", text, want_len,
+			want, digits, plain);
+		CHECK(!"the fast path reads what the general scan reads");
+	}
+}
 
 static void check_same(const char *text)
 {
@@ -121,6 +142,7 @@ static void check_same(const char *text)
 			got_len, got);
 		CHECK(!"the scan reads as bpf_strtol does");
 	}
+	check_plain_decimal(text, want_len, want);
 }
 
 TEST(edge_cases)
@@ -231,4 +253,65 @@ TEST(generated_strings)
 	CHECK(seen.octal > 100 && seen.hex > 100 && seen.stopped_at_digit > 100);
 }
 
-RUN_TESTS(T(edge_cases), T(digits_past_the_window), T(generated_strings))
+/* The shapes the fast path takes, and the near misses it leaves to the general scan. */
+TEST(plain_decimal_fast_path)
+{
+	static const struct {
+		const char *text;
+		unsigned digits;
+	} cases[] = {
+	    {"4096", 4},
+	    {"4096\n", 4},
+	    {"1", 1},
+	    {"999999999999999999", 18},
+	    {"0", 0},
+	    {"04096", 0},
+	    {"4096 ", 0},
+	    {" 4096", 0},
+	    {"-1", 0},
+	    {"+1", 0},
+	    {"4096\n\n", 0},
+	    {"4096\n1", 0},
+	    {"1000000000000000000", 0},
+	    {"4096 8192", 0},
+	    {"12abc", 0},
+	    {"", 0},
+	};
+	long long v;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(sg_eval_scan_plain_decimal(cases[i].text, &v) == cases[i].digits);
+		check_same(cases[i].text);
+	}
+	CHECK(sg_eval_scan_plain_decimal("999999999999999999", &v) && v == 999999999999999999ll);
+}
+
+/* Short strings of digits and whitespace: the fast path's whole domain and its edges. */
+TEST(short_strings)
+{
+	static const char alphabet[] = "01234567899999\n\n \t0x-";
+	uint64_t state = 0x2545f4914f6cdd1dull;
+	char text[24];
+
+	seen.plain = 0;
+	for (int n = 0; n < 200000; n++) {
+		state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+		size_t len = (size_t)(state % 22);
+		for (size_t i = 0; i < len; i++)
+			text[i] = alphabet[(state >> (2 * i + 5)) % (sizeof(alphabet) - 1)];
+		/* Mostly plain: digits with at most a newline at the end. */
+		if (state & 1)
+			for (size_t i = 0; i < len; i++)
+				if (text[i] < '0' || text[i] > '9')
+					text[i] = (char)('1' + i % 9);
+		if (len && (state & 6) == 6)
+			text[len - 1] = '\n';
+		text[len] = '\0';
+		check_same(text);
+	}
+	fprintf(stderr, "     taken by the fast path: %u of 200000\n", seen.plain);
+	CHECK(seen.plain > 20000);
+}
+
+RUN_TESTS(T(edge_cases), T(digits_past_the_window), T(generated_strings),
+	  T(plain_decimal_fast_path), T(short_strings))
