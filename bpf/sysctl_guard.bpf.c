@@ -202,28 +202,22 @@ struct {
 	__type(value, struct sg_guard_storage);
 } guard SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
-	__type(key, struct bpf_cgroup_storage_key);
-	__type(value, struct sg_guard_totals);
-} totals SEC(".maps");
-
 /* The guard's own verdict totals; alone for a denial before any policy decided. */
-static SG_INLINE void count_for_guard(__u32 verdict)
+static SG_INLINE void count_for_guard(struct sg_guard_storage *g, __u32 verdict)
 {
-	struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
-	t->verdicts[verdict & (SG_VERDICT_COUNT - 1)] += 1;
+	__sync_fetch_and_add(&g->verdicts[verdict & (SG_VERDICT_COUNT - 1)], 1);
 }
 
 /* The policy's per-rule counter and the guard's totals. */
-static SG_INLINE void count(struct sg_env *env, __u32 row, __u32 verdict)
+static SG_INLINE void count(struct sg_env *env, struct sg_guard_storage *g, __u32 row,
+			    __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
 	__u64 *n = bpf_map_lookup_elem(env->counters, &key);
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
-	count_for_guard(verdict);
+	count_for_guard(g, verdict);
 }
 
 static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct sg_result *res,
@@ -240,14 +234,12 @@ static SG_INLINE int wants_event(const struct sg_guard_storage *g, const struct 
 
 /* Reports a decision; a full ring buffer is counted, never silent. */
 static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
-				 const struct sg_guard_storage *g, const struct sg_result *res,
-				 int write)
+				 struct sg_guard_storage *g, const struct sg_result *res, int write)
 {
 	struct sg_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		struct sg_guard_totals *t = bpf_get_local_storage(&totals, 0);
-		t->events_dropped += 1;
+		__sync_fetch_and_add(&g->events_dropped, 1);
 		return;
 	}
 	e->version = SG_EVENT_VERSION;
@@ -317,7 +309,7 @@ static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s
 
 /* Decides one access, with the scratch space @s this run holds; 1 allows it. */
 static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
-				  const struct sg_guard_storage *g, struct sg_scratch *s)
+				  struct sg_guard_storage *g, struct sg_scratch *s)
 {
 	struct sg_result res;
 	__u32 write = ctx->write;
@@ -326,7 +318,7 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 	long name_len = bpf_sysctl_get_name(ctx, s->key.name, sizeof(s->key.name), 0);
 	if (name_len < 0) {
 		/* Longer than any name a policy can hold: fail closed. */
-		count(env, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
+		count(env, g, g->config.n_rules + g->config.n_layers, SG_VERDICT_DENY);
 		return 0;
 	}
 	env->name_len = (__u32)name_len;
@@ -334,7 +326,7 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 	if (g->learn)
 		remember(ctx, s, g, write);
 	sg_decide(env, s, write, ctx->file_pos, &res);
-	count(env, res.row, res.verdict);
+	count(env, g, res.row, res.verdict);
 	if (wants_event(g, &res, write))
 		emit_event(ctx, s, g, &res, write);
 
@@ -361,7 +353,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
 	if (!s || !sg_env_open(&env, g)) {
-		count_for_guard(SG_VERDICT_DENY);
+		count_for_guard(g, SG_VERDICT_DENY);
 		return 0;
 	}
 	/*
@@ -371,7 +363,7 @@ int sysctl_guard(struct bpf_sysctl *ctx)
 	 * denies rather than share it.
 	 */
 	if (__sync_lock_test_and_set(&s->busy, 1)) {
-		count_for_guard(SG_VERDICT_DENY);
+		count_for_guard(g, SG_VERDICT_DENY);
 		return 0;
 	}
 	int allow = guard_access(ctx, &env, g, s);

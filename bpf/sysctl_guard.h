@@ -184,6 +184,14 @@ struct sg_guard_storage {
 	__u32 events;	 /* enum sg_event_policy, beyond denials and rewrites */
 	__u32 slot;	 /* the policy's tables in the outer maps */
 	__u32 pad;
+	/*
+	 * The guard's decisions by verdict, and events lost: the program adds
+	 * to them atomically (one map for all a guard holds: each map of
+	 * cgroup storage costs a helper call per access). Userspace carries them
+	 * over when it replaces the value.
+	 */
+	__u64 verdicts[SG_VERDICT_COUNT];
+	__u64 events_dropped;
 	struct sg_config config; /* the policy's knobs */
 };
 
@@ -204,13 +212,6 @@ static inline __u32 sg_dfa_row_width(__u32 n_classes)
 /* Knobs of the loaded program that the verifier must see: kernel features. */
 struct sg_program_config {
 	__u32 task_helpers; /* pid and comm helpers are allowed for this program type */
-};
-
-/* Per guarded cgroup and CPU: decisions by verdict, and events lost. */
-struct sg_guard_totals {
-	__u64 verdicts[SG_VERDICT_COUNT];
-	__u64 events_dropped;
-	__u64 pad[3];
 };
 
 /*

@@ -191,15 +191,24 @@ static int get_storage(const struct sg_program *prog, uint64_t cgid,
 	return bpf_map_lookup_elem(prog->guard_fd, &key, storage) < 0 ? -errno : 0;
 }
 
+/*
+ * The guard's storage for its policy. The verdict totals the program has
+ * counted so far, in this value (also while the link waited for it), carry
+ * over; what it counts between the read and the write is lost.
+ */
 static int set_storage(const struct sg_program *prog, const struct sg_guard_meta *meta,
 		       const struct sg_tables *tables, const struct sg_guard_options *o)
 {
 	uint64_t cgid = meta->cgroup_id;
-	struct sg_guard_storage storage = {.cgroup_id = cgid,
-					   .learn = meta->learn,
-					   .events = o->events,
-					   .slot = tables->info.slot,
-					   .config = tables->info.config};
+	struct sg_guard_storage now, storage = {.cgroup_id = cgid,
+						.learn = meta->learn,
+						.events = o->events,
+						.slot = tables->info.slot,
+						.config = tables->info.config};
+	if (get_storage(prog, cgid, &now) == 0) {
+		memcpy(storage.verdicts, now.verdicts, sizeof(storage.verdicts));
+		storage.events_dropped = now.events_dropped;
+	}
 	return put_storage(prog, cgid, &storage);
 }
 
@@ -580,34 +589,19 @@ static int open_in(const char *dir, const char *name)
 	return bpf_obj_get(path);
 }
 
-/* Per-CPU values summed: @n values of 8 bytes each, per CPU. */
-static int lookup_percpu(int fd, const void *key, uint64_t *sum, size_t n)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return -EINVAL;
-	_cleanup_free_ uint64_t *values = sg_xcalloc((size_t)ncpus * n, sizeof(uint64_t));
-	if (bpf_map_lookup_elem(fd, key, values) < 0)
-		return -errno;
-	for (int cpu = 0; cpu < ncpus; cpu++)
-		for (size_t i = 0; i < n; i++)
-			sum[i] += values[(size_t)cpu * n + i];
-	return 0;
-}
-
+/* The guard's verdict totals, from its cgroup's storage of the program that guards it. */
 static void read_totals(const char *program_key, uint64_t cgid, struct sg_guard_status *out)
 {
-	struct bpf_cgroup_storage_key k;
-	storage_key(cgid, &k);
-	uint64_t t[sizeof(struct sg_guard_totals) / sizeof(uint64_t)] = {0};
-	_cleanup_close_ int fd = sg_program_open_map(program_key, "totals");
+	struct bpf_cgroup_storage_key key;
+	struct sg_guard_storage storage;
+	_cleanup_close_ int fd = sg_program_open_map(program_key, "guard");
 
-	if (fd < 0 || lookup_percpu(fd, &k, t, SG_ARRAY_SIZE(t)) < 0)
+	storage_key(cgid, &key);
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &storage) < 0)
 		return;
-	memcpy(out->totals, t, sizeof(out->totals));
-	out->events_dropped = t[SG_VERDICT_COUNT];
+	memcpy(out->totals, storage.verdicts, sizeof(out->totals));
+	out->events_dropped = storage.events_dropped;
 }
-
 /*
  * The @n values of an array map in batches, in key order (an array's batches
  * go through its keys in order): a policy of 10,000 rules has 40,000

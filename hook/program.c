@@ -286,7 +286,6 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 		struct bpf_map *map;
 	} pins[] = {
 	    {"guard", skel->maps.guard},
-	    {"totals", skel->maps.totals},
 	    {"seen", skel->maps.seen},
 	    {"slots", skel->maps.slots},
 	    {"secret", skel->maps.secret},
