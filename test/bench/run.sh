@@ -164,7 +164,10 @@ attach_timed() {
 export SYSCTL_GUARD_VERIFIER_STATS=1
 # The node: a private config (no baseline) whose profiles_dir we fill.
 export SYSCTL_GUARD_CONFIG=$WORK/node.json
-echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles" }' >"$SYSCTL_GUARD_CONFIG"
+# Debug lines on stderr: they say whether a hook found its policy by its
+# inputs, which the hook runs below check (a few lines, in every variant).
+echo '{ "version": 1, "profiles_dir": "'"$WORK"'/profiles", "log": {"level": "debug", "syslog": false} }' \
+	>"$SYSCTL_GUARD_CONFIG"
 
 log "generating policies"
 $GEN 1 "$WORK/p1r.json" --only read
@@ -358,6 +361,7 @@ hook_run() {
 	10k) take_fresh b10knew ;;
 	esac
 	settle
+	: >"$WORK/hook.err"
 	case $v in
 	true) out=$("$ST" -i "$WORK/state-fast.json" true -- true) ;;
 	fast) out=$("$ST" -i "$WORK/state-fast.json" -e "$WORK/hook.err" fast -- "$SG" hook createRuntime) ;;
@@ -371,6 +375,13 @@ hook_run() {
 	case $v in
 	true | fast) [ ! -e "$TARGET_ENTRY" ] || die "hook $v attached a guard" ;;
 	*) [ -e "$TARGET_ENTRY" ] || die "hook $v left no guard" ;;
+	esac
+	# A policy in use or preloaded is found by its inputs, never parsed; a new one is made.
+	case $v in
+	100use | 10kuse | 10kpre) grep -q "found by its inputs" "$WORK/hook.err" ||
+		die "hook $v did not find its policy by its inputs" ;;
+	100new | 10k) ! grep -q "found by its inputs" "$WORK/hook.err" ||
+		die "hook $v found its policy by its inputs: it was not new" ;;
 	esac
 	echo "$r $out" >>"$WORK/raw/hook.txt"
 	detach_target
