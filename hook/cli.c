@@ -312,33 +312,46 @@ out:
 	return status;
 }
 
-int sg_cmd_profiles(int argc, char **argv)
+int sg_load_config_option(const char *command, int argc, char **argv, struct sg_node_config *config)
 {
 	static const struct option options[] = {
 	    {"config", required_argument, NULL, 'c'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
+	struct sg_err err = {0};
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt != 'c')
-			return sg_usage_error("profiles", "unknown option");
+			return sg_usage_error(command, "unknown option");
 		config_path = optarg;
 	}
-	struct sg_err err = {0};
-	struct sg_node_config config = {0};
-	if (sg_node_config_load(config_path, &config, &err) < 0)
+	if (sg_node_config_load(config_path, config, &err) < 0)
 		return sg_report(&err);
+	return SG_EXIT_OK;
+}
 
+int sg_cmd_profiles(int argc, char **argv)
+{
+	struct sg_node_config config = {0};
+	struct sg_err err = {0};
+	char **names;
+	size_t found;
+	int status = sg_load_config_option("profiles", argc, argv, &config);
+
+	if (status != SG_EXIT_OK)
+		return status;
+	if (sg_installed_profile_names(config.profiles_dir, &names, &found, &err) < 0) {
+		sg_node_config_free(&config);
+		return sg_report(&err);
+	}
 	printf("Built in:\n");
 	for (const char *const *n = sg_builtin_profile_names(); *n; n++)
 		printf("  %-12s %s\n", *n, sg_builtin_profile_summary(*n));
 
 	printf("Installed in %s:\n", config.profiles_dir);
-	char **names;
-	size_t found = sg_installed_profile_names(config.profiles_dir, &names);
 	for (size_t i = 0; i < found; i++)
 		printf("  %s\n", names[i]);
 	sg_profile_names_free(names, found);

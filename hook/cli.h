@@ -39,6 +39,15 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
 int sg_probe_kernel(bool *rewrite_works, struct sg_err *err);
 void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
 
+/*
+ * Parses a command's one option, --config FILE, and loads that node config
+ * (the default one without it). Returns SG_EXIT_OK with optind at the first
+ * operand, or the exit status after a message.
+ */
+struct sg_node_config;
+int sg_load_config_option(const char *command, int argc, char **argv,
+			  struct sg_node_config *config);
+
 /* Prints @err's message on stderr; returns the exit status it calls for. */
 int sg_report(const struct sg_err *err);
 

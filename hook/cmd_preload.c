@@ -9,12 +9,14 @@
  * Every profile is read and compiled before anything is loaded: an invalid
  * one fails the command and changes nothing on the node. A profile's
  * policy preloaded before (of an older text, say) loses its mark to the
- * new one, and gc frees it once no container uses it.
+ * new one, and gc frees it once no container uses it. Without names, the
+ * node's marks become exactly those of its profiles and baseline: a
+ * profile removed since loses its mark too.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "confine.h"
@@ -75,19 +77,32 @@ static int load_all(struct preload *p, size_t n, struct sg_err *err)
 						    .inputs = &p[i].inputs};
 		char description[SG_DESCRIPTION_LEN];
 		struct sg_tables tables;
+		unsigned rules = p[i].src.compiled.config.n_rules;
 
 		snprintf(description, sizeof(description), "%s", p[i].src.set.description);
 		int r = sg_guard_preload(&request, p[i].label, &tables, description, err);
 		if (r < 0)
 			return r;
-		printf("preloaded %s: policy %s (%u rules)\n", p[i].label, tables.key,
-		       p[i].src.compiled.config.n_rules);
+		printf("preloaded %s: policy %s (%u rule%s)\n", p[i].label, tables.key, rules,
+		       rules == 1 ? "" : "s");
 	}
 	return 0;
 }
 
+/* After a preload of everything: marks of labels not in the plan go. */
+static int drop_other_marks(const struct preload *p, size_t n, struct sg_err *err)
+{
+	const char **labels = sg_xcalloc(n ? n : 1, sizeof(*labels));
+
+	for (size_t i = 0; i < n; i++)
+		labels[i] = p[i].label;
+	int r = sg_guard_drop_marks_except(labels, n, err);
+	free(labels);
+	return r;
+}
+
 static int preload(const struct sg_node_config *config, char **names, size_t n_names,
-		   struct sg_err *err)
+		   bool everything, struct sg_err *err)
 {
 	struct preload *p;
 	size_t n = plan(config, names, n_names, &p);
@@ -102,6 +117,8 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 		r = make_all(p, n, names, n_names, err);
 	if (r == 0)
 		r = load_all(p, n, err);
+	if (r == 0 && everything)
+		r = drop_other_marks(p, n, err);
 	for (size_t i = 0; i < n; i++) {
 		sg_source_free(&p[i].src);
 		free(p[i].label);
@@ -112,31 +129,22 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 
 int sg_cmd_preload(int argc, char **argv)
 {
-	static const struct option options[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *config_path = NULL;
-	int opt;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt != 'c')
-			return sg_usage_error("preload", "unknown option");
-		config_path = optarg;
-	}
-	struct sg_err err = {0};
 	struct sg_node_config config = {0};
-	if (sg_node_config_load(config_path, &config, &err) < 0)
-		return sg_report(&err);
+	struct sg_err err = {0};
+	char **installed = NULL;
+	int status = sg_load_config_option("preload", argc, argv, &config);
 
+	if (status != SG_EXIT_OK)
+		return status;
 	char **names = argv + optind;
 	size_t n_names = (size_t)(argc - optind);
-	char **installed = NULL;
-	if (n_names == 0)
-		n_names = sg_installed_profile_names(config.profiles_dir, &installed);
-	int r = preload(&config, installed ? installed : names, n_names, &err);
-	if (installed)
+	bool everything = n_names == 0;
+	int r = everything
+		    ? sg_installed_profile_names(config.profiles_dir, &installed, &n_names, &err)
+		    : 0;
+	if (r == 0)
+		r = preload(&config, everything ? installed : names, n_names, everything, &err);
+	if (everything)
 		sg_profile_names_free(installed, n_names);
 	sg_node_config_free(&config);
 	return r < 0 ? sg_report(&err) : SG_EXIT_OK;

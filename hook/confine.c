@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "util.h"
 
 #if defined(__x86_64__)
@@ -253,6 +255,19 @@ static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 	return pc;
 }
 
+/*
+ * A test seam: with SYSCTL_GUARD_CONFINE_SELFTEST set, the confined process
+ * tries a call it does not need (execve) and says what happened.
+ */
+static void selftest(void)
+{
+	if (!getenv("SYSCTL_GUARD_CONFINE_SELFTEST"))
+		return;
+	char *const argv[] = {"/bin/true", NULL};
+	execve(argv[0], argv, NULL);
+	sg_warning("confined: execve refused: %s", strerror(errno));
+}
+
 int sg_confine(struct sg_err *err)
 {
 	uint32_t nrs[MAX_ALLOWED];
@@ -277,5 +292,6 @@ int sg_confine(struct sg_err *err)
 	    (errno != ENOSYS || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0))
 		return sg_system_error(err, errno, "seccomp: cannot load the hook's own filter: %s",
 				       strerror(errno));
+	selftest();
 	return 0;
 }

@@ -450,16 +450,33 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	return 0;
 }
 
-/* Takes the mark of @label off every policy but @key. */
-static void unmark_others(const char *key, const char *label)
+/*
+ * Whether a hook with @policy's inputs finds @tables by them, which is what
+ * preloading is for: not when the node's record of inputs is full, or when
+ * this binary cannot digest inputs (no build id).
+ */
+static int check_found_by_inputs(const struct sg_program *prog,
+				 const struct sg_policy_request *policy,
+				 const struct sg_tables *tables, struct sg_err *err)
 {
-	DIR *dir = opendir(SG_POLICY_ROOT);
+	char description[SG_DESCRIPTION_LEN];
+	struct sg_tables found;
+	uint64_t digest;
 
-	for (struct dirent *de; dir && (de = readdir(dir));)
-		if (de->d_name[0] != '.' && strcmp(de->d_name, key) != 0)
-			sg_tables_unmark_preloaded(de->d_name, label);
-	if (dir)
-		closedir(dir);
+	if (!policy->inputs || !sg_inputs_digest(policy->inputs, prog->secret, &digest))
+		return sg_system_error(err, ENOTSUP,
+				       "policy %s is made, but its inputs cannot be recorded (this "
+				       "binary has no build id): containers will make it again",
+				       tables->key);
+	if (sg_tables_find_by_inputs(prog, digest, &found, description) < 0 ||
+	    strcmp(found.key, tables->key) != 0)
+		return sg_system_error(
+		    err, ENOSPC,
+		    "policy %s is made, but the node's record of inputs is full "
+		    "(%d): its first container will make it again; `sysctl-guard "
+		    "gc` forgets the inputs of policies it frees",
+		    tables->key, SG_MAX_INPUTS);
+	return 0;
 }
 
 int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
@@ -473,12 +490,22 @@ int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
 	int r = get_program_and_tables(policy, &prog, tables, description, &lock_fd, err);
 	if (r < 0)
 		return r;
-	/* Under the lock: gc cannot take the policy before it is marked. */
-	r = sg_tables_mark_preloaded(tables->key, label);
+	/* Under the pins lock: gc cannot take the policy before it is marked. */
+	r = sg_tables_take_mark(tables->key, label);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot mark policy %s preloaded: %s", tables->key,
 				       strerror(-r));
-	unmark_others(tables->key, label);
+	return check_found_by_inputs(&prog, policy, tables, err);
+}
+
+int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_err *err)
+{
+	_cleanup_close_ int lock_fd = sg_pins_lock(false);
+	int r = lock_fd < 0 ? lock_fd : sg_tables_drop_marks_except(labels, n);
+
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot take preloaded marks off: %s",
+				       strerror(-r));
 	return 0;
 }
 
@@ -759,6 +786,22 @@ static bool is_old_enough(const char *path, unsigned min_age_s)
 	return stat(path, &st) == 0 && time(NULL) - st.st_mtime >= (time_t)min_age_s;
 }
 
+/*
+ * A preloaded mark keeps a policy of this build's program only: a hook of
+ * this build never finds another build's, and its mark would keep that
+ * program pinned too (holds_policies).
+ */
+static bool kept_by_mark(const char *key)
+{
+	struct sg_policy_info info;
+	char program_key[SG_KEY_LEN];
+
+	if (!sg_tables_is_preloaded(key) || sg_tables_read_info(key, &info) < 0)
+		return false;
+	sg_program_key(program_key);
+	return strncmp(info.program_key, program_key, SG_KEY_LEN) == 0;
+}
+
 static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 {
 	_cleanup_free_ char(*used)[SG_KEY_LEN] = NULL;
@@ -776,8 +819,7 @@ static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 		}
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
 			continue;
-		if (!is_old_enough(path, min_age_s) ||
-		    (!preloaded && sg_tables_is_preloaded(de->d_name)))
+		if (!is_old_enough(path, min_age_s) || (!preloaded && kept_by_mark(de->d_name)))
 			continue;
 		bool in_use = false;
 		for (size_t i = 0; i < n_used && !in_use; i++)

@@ -86,11 +86,19 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
  * of those inputs finds its policy in use; the policy preloaded for @label
  * before, if another, loses the mark. Fills @tables; @description is the
  * guard description those inputs give, replaced by the recorded one when
- * the inputs were seen before.
+ * the inputs were seen before. Fails (exit status 2) when the inputs could
+ * not be recorded: the policy is then made and marked, but its first
+ * container would make it again.
  */
 int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
 		     struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
 		     struct sg_err *err);
+
+/*
+ * Takes every preloaded mark off whose label is none of @labels: a preload
+ * of everything installed drops the marks of profiles removed since.
+ */
+int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_err *err);
 
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);

@@ -91,19 +91,6 @@ static int read_annotation_policy(struct hook_ctx *h, struct sg_err *err)
 }
 
 /*
- * A test seam: with SYSCTL_GUARD_CONFINE_SELFTEST set, the confined hook tries
- * a call it does not need (execve) and says what happened.
- */
-static void confinement_selftest(void)
-{
-	if (!getenv("SYSCTL_GUARD_CONFINE_SELFTEST"))
-		return;
-	char *const argv[] = {"/bin/true", NULL};
-	execve(argv[0], argv, NULL);
-	sg_warning("confined: execve refused: %s", strerror(errno));
-}
-
-/*
  * Parses, composes and compiles the container's policy: for inputs new on the
  * node, at most once a run (policy_parsed). The text is untrusted: the hook
  * confines itself first (confine.c). A container whose inputs the node has
@@ -113,10 +100,7 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 {
 	h->policy_parsed = true;
 	int r = sg_confine(err);
-	if (r < 0)
-		return r;
-	confinement_selftest();
-	return sg_source_make(&h->src, err);
+	return r < 0 ? r : sg_source_make(&h->src, err);
 }
 
 /* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "err.h"
 #include "util.h"
 
 /* A profile is a policy: a few KiB at most. The bound keeps a stray file from eating memory. */
@@ -85,13 +86,21 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t sg_installed_profile_names(const char *profiles_dir, char ***names)
+int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *n,
+			       struct sg_err *err)
 {
 	DIR *dir = opendir(profiles_dir);
-	size_t n = 0;
 
 	*names = NULL;
-	for (struct dirent *de; dir && (de = readdir(dir));) {
+	*n = 0;
+	if (!dir && errno == ENOENT)
+		return 0;	      /* none installed yet */
+	if (!dir && errno == ENOTDIR) /* the node config names a file */
+		return sg_input_error(err, "profiles_dir %s is not a directory", profiles_dir);
+	if (!dir)
+		return sg_system_error(err, errno, "cannot list the profiles in %s: %s",
+				       profiles_dir, strerror(errno));
+	for (struct dirent *de; (de = readdir(dir));) {
 		size_t len = strlen(de->d_name);
 		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
 			continue;
@@ -100,14 +109,13 @@ size_t sg_installed_profile_names(const char *profiles_dir, char ***names)
 			free(name);
 			continue;
 		}
-		*names = sg_xrealloc(*names, n + 1, sizeof(char *));
-		(*names)[n++] = name;
+		*names = sg_xrealloc(*names, *n + 1, sizeof(char *));
+		(*names)[(*n)++] = name;
 	}
-	if (dir)
-		closedir(dir);
-	if (n)
-		qsort(*names, n, sizeof(char *), compare_names);
-	return n;
+	closedir(dir);
+	if (*n)
+		qsort(*names, *n, sizeof(char *), compare_names);
+	return 0;
 }
 
 void sg_profile_names_free(char **names, size_t n)

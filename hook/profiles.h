@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "err.h"
+
 #include "policy.h"
 
 bool sg_profile_name_valid(const char *name);
@@ -22,9 +24,12 @@ const char *const *sg_builtin_profile_names(void);
 
 /*
  * The names of the profiles installed in @profiles_dir (NAME.json with a
- * valid NAME), sorted; free with sg_profile_names_free. Their count.
+ * valid NAME), sorted, in *@names and their count in *@n; free with
+ * sg_profile_names_free. A missing directory has none; one that cannot be
+ * read is an error.
  */
-size_t sg_installed_profile_names(const char *profiles_dir, char ***names);
+int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *n,
+			       struct sg_err *err);
 void sg_profile_names_free(char **names, size_t n);
 
 /* One-line description of a built-in profile, or NULL. */

@@ -161,7 +161,7 @@ int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, u
  * features are not in it: bpffs pins do not outlive a boot, and the features
  * were probed when the pinned program was loaded, in this boot.
  */
-static void program_key(char out[SG_KEY_LEN])
+void sg_program_key(char out[SG_KEY_LEN])
 {
 	snprintf(out, SG_KEY_LEN, "%s-%u", SG_PROGRAM_DIGEST, SG_EVENT_VERSION);
 }
@@ -368,7 +368,7 @@ int sg_program_get(struct sg_program *out, struct sg_err *err)
 	__attribute__((cleanup(destroy_skel))) struct sysctl_guard *skel = NULL;
 	char key[SG_KEY_LEN], staging[PATH_MAX], final_dir[PATH_MAX];
 
-	program_key(key);
+	sg_program_key(key);
 	/* The prog_load fault makes the load run, and fail, even where one is pinned. */
 	if (!sg_injected_fault("prog_load") && sg_program_open(key, out) == 0)
 		return 0;

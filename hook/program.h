@@ -68,6 +68,9 @@ struct sg_program {
 /* No descriptors open: what sg_program_close() may be called on. */
 void sg_program_init(struct sg_program *p);
 
+/* The key this build's program is pinned under: its object's digest and the event format. */
+void sg_program_key(char out[SG_KEY_LEN]);
+
 /* Finds the node's program, or loads and pins it. */
 int sg_program_get(struct sg_program *out, struct sg_err *err);
 

@@ -87,14 +87,8 @@ void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in)
 	sg_inputs_add(in, "annotation policy", src->annotation.text, src->annotation.len);
 	sg_inputs_add_str(in, "mode", src->mode_text);
 	sg_inputs_add(in, "linux.sysctl", src->sysctl_text, src->sysctl_text_len);
-}
-
-static char *copy_text(const struct sg_profile_text *t)
-{
-	char *copy = sg_xmalloc(t->len + 1);
-	memcpy(copy, t->text, t->len);
-	copy[t->len] = '\0';
-	return copy;
+	/* sg_fit_to_kernel turns rewrites off where the kernel ignores them. */
+	sg_inputs_add_str(in, "rewrites", src->rewrite_works ? "work" : "ignored");
 }
 
 int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
@@ -103,14 +97,13 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	struct sg_policy annotation = {0};
 	int r = 0;
 
-	/* The text was digested already: it goes as soon as it is parsed into a tree. */
-	if (src->has_annotation) {
-		char *copy = src->keep_text ? copy_text(&src->annotation) : NULL;
-		char **text = src->keep_text ? &copy : &src->annotation.text;
-		r = sg_policy_parse_taking(text, src->annotation.len, src->annotation.origin,
-					   &annotation, err);
-		free(copy);
-	}
+	/* Digested already, the text goes as soon as it is parsed into a tree, unless kept. */
+	if (src->has_annotation && src->keep_text)
+		r = sg_policy_parse(src->annotation.text, src->annotation.len,
+				    src->annotation.origin, &annotation, err);
+	else if (src->has_annotation)
+		r = sg_policy_parse_taking(&src->annotation.text, src->annotation.len,
+					   src->annotation.origin, &annotation, err);
 	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(config->baseline, config->baseline_label,

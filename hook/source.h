@@ -50,7 +50,7 @@ int sg_source_set_mode(struct sg_policy_source *src, const char *text, struct sg
 /* Whether any policy applies: a baseline or an annotation's. */
 bool sg_source_has_policy(const struct sg_policy_source *src);
 
-/* The inputs to digest; they borrow from @src. */
+/* The inputs to digest, rewrite_works among them (probe first); they borrow from @src. */
 void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in);
 
 /*

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -707,33 +709,123 @@ int sg_tables_open_map(const char *key, const char *name)
 
 #define PRELOADED_PREFIX "preloaded:"
 
-/* The mark's pin: the label with every byte but [A-Za-z0-9_-] as ':' (bpffs refuses dots). */
-static void preloaded_mark(const char *key, const char *label, char out[PATH_MAX])
+/* The mark's pin name: the label with every byte but [A-Za-z0-9_-] as ':' (bpffs refuses dots). */
+static void mark_name(const char *label, char out[NAME_MAX + 1])
 {
-	int n = snprintf(out, PATH_MAX, "%s/%s/" PRELOADED_PREFIX, SG_POLICY_ROOT, key);
-	for (const char *c = label; *c && n < PATH_MAX - 1; c++, n++)
+	int n = snprintf(out, NAME_MAX + 1, PRELOADED_PREFIX);
+	for (const char *c = label; *c && n < NAME_MAX; c++, n++)
 		out[n] = isalnum((unsigned char)*c) || *c == '_' || *c == '-' ? *c : ':';
 	out[n] = '\0';
 }
 
-int sg_tables_mark_preloaded(const char *key, const char *label)
+static int mark(const char *key, const char *name)
 {
 	char path[PATH_MAX];
 	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
 
 	if (fd < 0)
 		return -errno;
-	preloaded_mark(key, label, path);
+	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
 	if (bpf_obj_pin(fd, path) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
 
-void sg_tables_unmark_preloaded(const char *key, const char *label)
+/*
+ * Marks change under a lock of their own, an exclusive flock of
+ * SG_POLICY_ROOT, which callers take with the pins lock held shared: two
+ * preloads of one label then leave one mark, not none.
+ */
+static int marks_lock(void)
+{
+	int fd = open(SG_POLICY_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Calls @drop(policy, mark name, arg) for every mark on the node but those of policy @except. */
+static void for_each_mark(const char *except, void (*drop)(const char *, const char *, void *),
+			  void *arg)
+{
+	DIR *root = opendir(SG_POLICY_ROOT);
+
+	for (struct dirent *p; root && (p = readdir(root));) {
+		char path[PATH_MAX];
+		if (p->d_name[0] == '.' || (except && strcmp(p->d_name, except) == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, p->d_name);
+		DIR *policy = opendir(path);
+		for (struct dirent *m; policy && (m = readdir(policy));)
+			if (strncmp(m->d_name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0)
+				drop(p->d_name, m->d_name, arg);
+		if (policy)
+			closedir(policy);
+	}
+	if (root)
+		closedir(root);
+}
+
+static void unpin_mark(const char *key, const char *name)
 {
 	char path[PATH_MAX];
-	preloaded_mark(key, label, path);
+	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
 	unlink(path);
+}
+
+static void drop_if_same(const char *key, const char *name, void *wanted)
+{
+	if (strcmp(name, wanted) == 0)
+		unpin_mark(key, name);
+}
+
+int sg_tables_take_mark(const char *key, const char *label)
+{
+	char name[NAME_MAX + 1];
+	int lock_fd = marks_lock();
+
+	if (lock_fd < 0)
+		return lock_fd;
+	mark_name(label, name);
+	int r = mark(key, name);
+	if (r == 0)
+		for_each_mark(key, drop_if_same, name);
+	close(lock_fd);
+	return r;
+}
+
+struct kept_marks {
+	char (*names)[NAME_MAX + 1];
+	size_t n;
+};
+
+static void drop_unless_kept(const char *key, const char *name, void *arg)
+{
+	const struct kept_marks *kept = arg;
+	for (size_t i = 0; i < kept->n; i++)
+		if (strcmp(name, kept->names[i]) == 0)
+			return;
+	unpin_mark(key, name);
+}
+
+int sg_tables_drop_marks_except(const char *const *labels, size_t n)
+{
+	struct kept_marks kept = {sg_xcalloc(n ? n : 1, sizeof(*kept.names)), n};
+	int lock_fd = marks_lock();
+
+	for (size_t i = 0; i < n; i++)
+		mark_name(labels[i], kept.names[i]);
+	if (lock_fd >= 0) {
+		for_each_mark(NULL, drop_unless_kept, &kept);
+		close(lock_fd);
+	}
+	free(kept.names);
+	return lock_fd < 0 ? lock_fd : 0;
 }
 
 bool sg_tables_is_preloaded(const char *key)

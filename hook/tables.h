@@ -79,10 +79,16 @@ void sg_tables_forget_inputs_of_removed(const struct sg_program *prog);
 /*
  * A policy preloaded (`sysctl-guard preload`) for a label ("profile NAME")
  * carries a mark, a second pin of its info map, named after the label:
- * `gc` keeps a marked policy while no guard uses it. 0 or -errno.
+ * `gc` keeps a marked policy of this build's program while no guard uses
+ * it. Callers hold the pins lock shared; marks change under a lock of
+ * their own.
  */
-int sg_tables_mark_preloaded(const char *key, const char *label);
-void sg_tables_unmark_preloaded(const char *key, const char *label);
+
+/* Marks policy @key for @label, and takes the label's mark off any other policy. 0 or -errno. */
+int sg_tables_take_mark(const char *key, const char *label);
+
+/* Takes off every mark whose label is none of @labels. 0 or -errno. */
+int sg_tables_drop_marks_except(const char *const *labels, size_t n);
 
 /* Whether policy @key carries a preloaded mark, for any label. */
 bool sg_tables_is_preloaded(const char *key);

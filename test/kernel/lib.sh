@@ -83,3 +83,32 @@ container() {
 
 # state ID STATUS PID: the hook's state for the last container's bundle.
 state() { printf '{"ociVersion": "1.0.2", "id": "%s", "status": "%s", "pid": %s, "bundle": "%s"}' "$1" "$2" "$3" "$BUNDLE"; }
+
+# A node of its own for tests of profiles: PROFILES and SYSCTL_GUARD_CONFIG
+# under TMPDIR_TEST. node_config [BASELINE_PROFILE] writes its config, with
+# debug lines on stderr: a hook says there whether it found its policy by
+# its inputs.
+use_own_node() {
+	PROFILES=$TMPDIR_TEST/profiles
+	mkdir -p "$PROFILES"
+	export SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/config.json
+	node_config
+}
+node_config() {
+	local baseline=${1:+", \"baseline\": \"$1\""}
+	echo "{ \"version\": 1, \"profiles_dir\": \"$PROFILES\", \"log\": {\"level\": \"debug\", \"syslog\": false}$baseline }" >"$SYSCTL_GUARD_CONFIG"
+}
+
+# guarded ID: the hook at createRuntime for the container made last (made
+# out here: its sleeping process would hold a command substitution open);
+# prints whether its policy was found by its inputs ("reused" or "made"),
+# then what writes of kernel.domainname (x) and kernel.hostname (y) got.
+guarded() {
+	state "$1" created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
+		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
+	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
+	echo "$(io "$CG" --uts write kernel/domainname x) $(io "$CG" --uts write kernel/hostname y)"
+}
+
+# policy_of ID: the policy key of container ID's guard.
+policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }

@@ -7,14 +7,7 @@
 # policies it removes.
 . "$(dirname "$0")/lib.sh"
 
-PROFILES=$TMPDIR_TEST/profiles
-mkdir -p "$PROFILES"
-export SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/config.json
-node_config() { # node_config [BASELINE_PROFILE]
-	local baseline=${1:+", \"baseline\": \"$1\""}
-	echo "{ \"version\": 1, \"profiles_dir\": \"$PROFILES\", \"log\": {\"level\": \"debug\", \"syslog\": false}$baseline }" >"$SYSCTL_GUARD_CONFIG"
-}
-node_config
+use_own_node
 # Names unique to this run: no policy on the node was made from these inputs.
 P=reuse-$$
 BASE=reuse-base-$$
@@ -26,17 +19,6 @@ profile() {
 profile "$P" read
 profile "$BASE" read-write
 
-# guarded ID: the hook at createRuntime for the container made last (made
-# out here: its sleeping process would hold a command substitution open);
-# prints whether its policy was found by its inputs ("reused" or "made"),
-# then what writes of kernel.domainname (x) and kernel.hostname (y) got.
-guarded() {
-	state "$1" created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
-		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
-	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
-	echo "$(io "$CG" --uts write kernel/domainname x) $(io "$CG" --uts write kernel/hostname y)"
-}
-policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
 ANN="{\"io.sysctl-guard.profile\": \"$P\"}"
 
 container r1 "$ANN"
