@@ -17,6 +17,7 @@
 #include "compile.h"
 #include "guard.h"
 #include "log.h"
+#include "program.h"
 #include "util.h"
 
 #define PROBE_REWRITE "sg-rewrite-probe"
@@ -237,6 +238,11 @@ static int run_probe(bool *works, struct sg_err *err)
 
 int sg_probe_rewrite(bool *works, struct sg_err *err)
 {
+	/* The test seam's answer is this process's only: the cache keeps the kernel's. */
+	if (sg_injected_fault("rewrite")) {
+		*works = false;
+		return 0;
+	}
 	facts_load();
 	if (facts.rewrite == FACT_UNKNOWN) {
 		int r = run_probe(works, err);

@@ -1059,7 +1059,7 @@ void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
 	snprintf(entry.description, sizeof(entry.description), "%s",
 		 description ? description : "");
 	/* Full (SG_MAX_INPUTS): these inputs are parsed again next time, nothing worse. */
-	if (fd >= 0)
+	if (fd >= 0 && !sg_injected_fault("inputs"))
 		bpf_map_update_elem(fd, &digest, &entry, BPF_ANY);
 }
 

@@ -127,6 +127,20 @@ NOTDIR=$TMPDIR_TEST/notdir.json
 echo "{ \"version\": 1, \"profiles_dir\": \"$PROFILES/$SMALL.json\" }" >"$NOTDIR"
 expect "a profiles_dir that is a file: exit 1, saying so" "1 1" sh -c "\"$SG\" preload --config $NOTDIR 2>$TMPDIR_TEST/e; echo \$? \$(grep -c 'not a directory' $TMPDIR_TEST/e)"
 
+# Where the node's record of inputs is full (here the fault seam), preload
+# still makes and marks the policy, but says that its containers will not
+# find it by their inputs, and exits 2.
+FULL=preload-full-$$
+small_profile "$FULL"
+full_preload() { # exit status, whether it said why, whether the policy is marked
+	SYSCTL_GUARD_FAULT=inputs "$SG" preload "$FULL" >/dev/null 2>"$TMPDIR_TEST/full.err"
+	echo "$? $(grep -c "record of inputs is full" "$TMPDIR_TEST/full.err") $(marked "$(sed -n 's/.*policy \([^ ]*\) is made.*/\1/p' "$TMPDIR_TEST/full.err")")"
+}
+expect "inputs not recorded: exit 2, saying why, and the policy is marked" "2 1 marked" full_preload
+container p10 "{\"io.sysctl-guard.profile\": \"$FULL\"}"
+expect "... its first container does not find it by its inputs" "made ok EPERM" guarded p10
+rm "$PROFILES/$FULL.json"
+
 # Preloading a profile again after its text changed: the new policy takes
 # the mark, the old one goes at the next gc; other profiles keep theirs.
 sed -i 's/"kernel.domainname", "access": "read"/"kernel.domainname", "access": "none"/' "$PROFILES/$BIG.json"
@@ -217,5 +231,5 @@ else
 	echo "note: the node has preloaded policies of its own: a preload of everything not tried"
 fi
 
-for id in p3 p5 p6 p7 p8; do stop "$id"; done
+for id in p3 p5 p6 p7 p8 p10; do stop "$id"; done
 finish

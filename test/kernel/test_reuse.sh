@@ -58,6 +58,30 @@ expect "an inline policy is made once" "made ok EPERM" guarded r11
 container r12 "$INLINE"
 expect "... and reused" "reused ok EPERM" guarded r12
 
+# Whether the kernel applies a rewrite is an input: a policy made where it
+# does not (rewrite rules deny there) is never found where it does. The
+# fault seam makes this hook's probe say the kernel ignores rewrites.
+REWRITE=reuse-rewrite-$$
+printf '{"version": 1, "rules": [{"name": "kernel.domainname", "access": "read-write", "rewrite": "sandbox"}, {"name": "kernel.sg_reuse_rewrite_%s", "access": "none"}]}\n' \
+	"$$" >"$PROFILES/$REWRITE.json"
+rewritten() { # ID [VAR=VALUE...]: made or reused, then a write of kernel.domainname and what reads back
+	state "$1" created "$PID" | env "${@:2}" "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
+		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
+	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
+	echo $(io "$CG" --uts write kernel/domainname x read kernel/domainname)
+}
+if grep -q 'rewrite=0' /run/sysctl-guard/probe 2>/dev/null; then
+	echo "note: this kernel ignores rewrites: the rewrite probe as an input is not checked"
+else
+	container w1 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
+	expect "a kernel that ignores rewrites: the rewrite rule denies" "made EPERM ok (none)" \
+		rewritten w1 SYSCTL_GUARD_FAULT=rewrite
+	container w2 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
+	expect "the same inputs where rewrites work: made again, and rewritten" "made ok ok sandbox" rewritten w2
+	container w3 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
+	expect "... and reused there" "reused ok ok sandbox" rewritten w3
+fi
+
 # Other inputs that compile to the same tables share them. A large profile's
 # tables are being made (by two threads) while the hook works out their key;
 # the same rules in another text find the first one's and drop their own.
@@ -97,6 +121,6 @@ expect "... and forgot its inputs" "0" inputs_naming "$KEY"
 container r13 "$INLINE"
 expect "the same inline policy is made again after gc" "made ok EPERM" guarded r13
 
-for id in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r13 b1 b2; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+for id in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r13 b1 b2 w1 w2 w3; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
 finish
 
