@@ -394,7 +394,7 @@ SG_SUBPROG long sg_scan_long(struct sg_scratch *s, __u32 off)
 
 /*
  * "4096" or "4096\n", the one plain decimal field most writes are: read
- * here, in the caller, without the general scan's two calls. Where function
+ * here, in the caller, without the general scan's three nested calls. Where function
  * returns are mitigated (SRSO "safe RET" on AMD), each call and return costs
  * tens of nanoseconds. Returns the digits taken, with the value in *value;
  * 0 for any other text (whitespace, sign, a leading 0, more fields, more

@@ -629,6 +629,7 @@ static void read_totals(const char *program_key, uint64_t cgid, struct sg_guard_
 	memcpy(out->totals, storage.verdicts, sizeof(out->totals));
 	out->events_dropped = storage.events_dropped;
 }
+
 /*
  * The @n values of an array map in batches, in key order (an array's batches
  * go through its keys in order): a policy of 10,000 rules has 40,000

@@ -11,7 +11,6 @@
 #include <stddef.h>
 
 #include "err.h"
-
 #include "policy.h"
 
 bool sg_profile_name_valid(const char *name);

@@ -749,8 +749,8 @@ static int marks_lock(void)
 	return fd;
 }
 
-/* Calls @drop(policy, mark name, arg) for every mark on the node but those of policy @except. */
-static void for_each_mark(const char *except, void (*drop)(const char *, const char *, void *),
+/* Calls @visit(policy, mark name, arg) for every mark on the node but those of policy @except. */
+static void for_each_mark(const char *except, void (*visit)(const char *, const char *, void *),
 			  void *arg)
 {
 	DIR *root = opendir(SG_POLICY_ROOT);
@@ -763,7 +763,7 @@ static void for_each_mark(const char *except, void (*drop)(const char *, const c
 		DIR *policy = opendir(path);
 		for (struct dirent *m; policy && (m = readdir(policy));)
 			if (strncmp(m->d_name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0)
-				drop(p->d_name, m->d_name, arg);
+				visit(p->d_name, m->d_name, arg);
 		if (policy)
 			closedir(policy);
 	}
