@@ -51,8 +51,10 @@ const struct sg_command sg_commands[] = {
      "PROFILE, each profile's policy (every profile in profiles_dir when none is\n"
      "named; the baseline alone too where the node config has one), so that such\n"
      "containers find it in use: no parsing or compiling as they start. Each\n"
-     "replaces what was preloaded for the same profile before; `gc` keeps\n"
-     "preloaded policies while no container uses them.\n"},
+     "replaces what was preloaded for the same profile before; with no PROFILE,\n"
+     "profiles no longer installed lose theirs. `gc` keeps preloaded policies\n"
+     "while no container uses them. Exit status 2 when a policy is made but its\n"
+     "inputs could not be recorded (its first container would make it again).\n"},
     {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
      "the programs of policies no guard has used for SECONDS (default 60);\n"
