@@ -104,10 +104,17 @@ node_config() {
 # prints whether its policy was found by its inputs ("reused" or "made"),
 # then what writes of kernel.domainname (x) and kernel.hostname (y) got.
 guarded() {
-	state "$1" created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
-		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
-	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
+	hook_created "$1" || return
 	echo "$(io "$CG" --uts write kernel/domainname x) $(io "$CG" --uts write kernel/hostname y)"
+}
+
+# hook_created ID [VAR=VALUE...]: the hook at createRuntime for the container
+# made last, with those variables set; prints "reused " or "made " (whether
+# it found its policy by its inputs), or why it failed (then returns 1).
+hook_created() {
+	state "$1" created "$PID" | env "${@:2}" "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
+		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return 1; }
+	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
 }
 
 # policy_of ID: the policy key of container ID's guard.

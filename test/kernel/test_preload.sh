@@ -157,19 +157,16 @@ expect "... by its key" "$KEY_BIG2" policy_of p5
 
 # Two versions of a profile preloaded at the same time, over and over: one
 # of them holds the mark each time, never neither and never both.
+# Each under a node config of its own, whose profiles_dir holds one version.
+mkdir -p "$TMPDIR_TEST/a" "$TMPDIR_TEST/b"
+cp "$PROFILES/$SMALL.json" "$TMPDIR_TEST/a/$SMALL.json"
+sed 's/"access": "read"/"access": "none"/' "$PROFILES/$SMALL.json" >"$TMPDIR_TEST/b/$SMALL.json"
+for v in a b; do
+	echo "{ \"version\": 1, \"profiles_dir\": \"$TMPDIR_TEST/$v\" }" >"$TMPDIR_TEST/$v-config.json"
+done
 race_marks() {
 	local i
 	for i in 1 2 3 4 5 6 7 8; do
-		small_profile "$SMALL"
-		cp "$PROFILES/$SMALL.json" "$TMPDIR_TEST/a.json"
-		sed -i 's/"access": "read"/"access": "none"/' "$PROFILES/$SMALL.json"
-		cp "$PROFILES/$SMALL.json" "$TMPDIR_TEST/b.json"
-		mkdir -p "$TMPDIR_TEST/a" "$TMPDIR_TEST/b"
-		cp "$TMPDIR_TEST/a.json" "$TMPDIR_TEST/a/$SMALL.json"
-		cp "$TMPDIR_TEST/b.json" "$TMPDIR_TEST/b/$SMALL.json"
-		for v in a b; do
-			echo "{ \"version\": 1, \"profiles_dir\": \"$TMPDIR_TEST/$v\" }" >"$TMPDIR_TEST/$v-config.json"
-		done
 		"$SG" preload --config "$TMPDIR_TEST/a-config.json" "$SMALL" >/dev/null 2>&1 &
 		"$SG" preload --config "$TMPDIR_TEST/b-config.json" "$SMALL" >/dev/null 2>&1
 		wait $!
@@ -177,7 +174,6 @@ race_marks() {
 	done | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 expect "concurrent preloads of one profile leave exactly one mark" "1" race_marks
-small_profile "$SMALL"
 
 # A mark keeps a policy of this build's program only: one whose info names
 # another program (an older build's, say) goes at gc like any unused one.

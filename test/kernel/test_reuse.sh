@@ -65,9 +65,7 @@ REWRITE=reuse-rewrite-$$
 printf '{"version": 1, "rules": [{"name": "kernel.domainname", "access": "read-write", "rewrite": "sandbox"}, {"name": "kernel.sg_reuse_rewrite_%s", "access": "none"}]}\n' \
 	"$$" >"$PROFILES/$REWRITE.json"
 rewritten() { # ID [VAR=VALUE...]: made or reused, then a write of kernel.domainname and what reads back
-	state "$1" created "$PID" | env "${@:2}" "$SG" hook createRuntime 2>"$TMPDIR_TEST/$1.err" ||
-		{ echo "hook failed: $(cat "$TMPDIR_TEST/$1.err")"; return; }
-	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
+	hook_created "$@" || return
 	echo $(io "$CG" --uts write kernel/domainname x read kernel/domainname)
 }
 if grep -q 'rewrite=0' /run/sysctl-guard/probe 2>/dev/null; then
