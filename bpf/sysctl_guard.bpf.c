@@ -19,10 +19,10 @@ const volatile struct sg_program_config program_config = {};
 /*
  * A policy's tables are maps of their own, sized to it; these outer maps
  * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
- * each policy's may have its own size (hash maps may anyway); the large ones
- * are BPF_F_MMAPABLE, so the loader fills them with a copy instead of an
- * update per element. The counters are a plain array added to atomically:
- * per-CPU arrays cannot vary in size as inner maps.
+ * each policy's may have its own size (hash maps may anyway); the large ones,
+ * the hashed tables among them (sysctl_guard.h), are BPF_F_MMAPABLE, so the
+ * loader fills them with a copy instead of an update per element. The counters are a plain array
+ * added to atomically: per-CPU arrays cannot vary in size as inner maps.
  */
 #define SG_OUTER_MAP(name, inner_type, inner_flags, inner_key, inner_value)                        \
 	struct {                                                                                   \
@@ -39,13 +39,20 @@ const volatile struct sg_program_config program_config = {};
 		    });                                                                            \
 	} name SEC(".maps")
 
-SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_HASH, 0, struct sg_exact_short_key, __u32);
+/*
+ * The hashed tables' values are given as words: clang's BTF names a struct
+ * used only here without its size, and libbpf needs the size.
+ */
+#define SG_WORDS_OF(type) __u64[sizeof(type) / sizeof(__u64)]
+SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
+	     SG_WORDS_OF(struct sg_exact_bucket));
 SG_OUTER_MAP(policy_exact_long, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
 SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     __u32[SG_DFA_PER_ELEMENT]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     struct sg_rule_entry);
-SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_HASH, 0, struct sg_value_hash_key, __u8);
+SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
+	     SG_WORDS_OF(struct sg_value_bucket));
 SG_OUTER_MAP(policy_texts, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     struct sg_rule_text);
 SG_OUTER_MAP(policy_counters, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP, __u32, __u64);
@@ -123,24 +130,59 @@ static SG_INLINE const struct sg_rule_text *sg_env_text(struct sg_env *env, __u3
 	return texts ? bpf_map_lookup_elem(texts, &text) : 0;
 }
 
+static SG_INLINE int sg_short_key_equal(const struct sg_exact_short_key *a,
+					const struct sg_exact_short_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+	__u64 diff = 0;
+	for (__u32 i = 0; i < SG_SHORT_KEY_WORDS; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
+}
+
+/* The rule of a short name in its hashed table (sysctl_guard.h), or SG_NO_RULE. */
+static SG_INLINE __u32 sg_exact_short(struct sg_env *env, const struct sg_exact_short_key *key)
+{
+	const __u64 hash = sg_exact_hash(key, env->cfg->table_seed);
+	const __u32 tag = sg_exact_tag(hash);
+	__u32 bucket = sg_home_bucket(hash, env->cfg->exact_homes);
+
+#pragma clang loop unroll(disable)
+	for (__u32 probe = 0; probe < SG_HASH_PROBES; probe++, bucket++) {
+		const struct sg_exact_bucket *b = bpf_map_lookup_elem(env->exact, &bucket);
+		if (!b)
+			return SG_NO_RULE;
+		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {
+			const struct sg_exact_slot *slot = &b->slot[way];
+			/*
+			 * Compared through a difference the compiler cannot fold
+			 * back: a compare of the tags themselves would narrow @tag's
+			 * range on one path, and the verifier would walk every slot
+			 * once per combination of paths before it.
+			 */
+			__u32 differs = slot->tag ^ tag;
+			asm volatile("" : "+r"(differs));
+			if (slot->tag == 0)
+				return SG_NO_RULE;
+			if (differs == 0 && sg_short_key_equal(&slot->key, key))
+				return slot->rule;
+		}
+	}
+	return SG_NO_RULE;
+}
+
 /*
- * One lookup call per table. Were the two one call with the map chosen
- * before it (as the compiler would merge them without the asm statements,
- * moves that differ in their text so that it cannot), the verifier could not tell
- * which map the call is for, and the program would call the generic lookup
- * helper instead of the hash table's own, some 25 ns slower.
+ * Long names are few: they stay in a kernel hash map. The asm statement
+ * keeps the compiler from merging its lookup call with the short table's:
+ * the verifier could then not tell which map the call is for, and the
+ * program would call the generic lookup helper, some 25 ns slower.
  */
 static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
 {
-	__u32 *rule;
-
-	if (env->name_len < SG_SHORT_NAME_MAX) {
-		rule = bpf_map_lookup_elem(env->exact, &key->short_key);
-		asm volatile("%0 = %0" : "+r"(rule));
-	} else {
-		rule = bpf_map_lookup_elem(env->exact_long, key);
-		asm volatile("%0 = %0 " : "+r"(rule));
-	}
+	if (env->name_len < SG_SHORT_NAME_MAX)
+		return sg_exact_short(env, &key->short_key);
+	__u32 *rule = bpf_map_lookup_elem(env->exact_long, key);
+	asm volatile("%0 = %0" : "+r"(rule));
 	return rule ? *rule : SG_NO_RULE;
 }
 
@@ -164,7 +206,23 @@ static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
 {
-	return bpf_map_lookup_elem(env->values, key) != NULL;
+	__u32 bucket =
+	    sg_home_bucket(sg_value_slot_hash(key, env->cfg->table_seed), env->cfg->value_homes);
+
+#pragma clang loop unroll(disable)
+	for (__u32 probe = 0; probe < SG_HASH_PROBES; probe++, bucket++) {
+		const struct sg_value_bucket *b = bpf_map_lookup_elem(env->values, &bucket);
+		if (!b)
+			return 0;
+		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {
+			const struct sg_value_hash_key *slot = &b->slot[way];
+			if (slot->rule == SG_NO_RULE)
+				return 0;
+			if (slot->rule == key->rule && slot->hash == key->hash)
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* Defined below, where struct sg_scratch is complete. */

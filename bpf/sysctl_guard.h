@@ -93,16 +93,16 @@ struct sg_rule_text {
 /*
  * The exact-name tables are keyed by layer and slash-form name, zero padded.
  * Names shorter than SG_SHORT_NAME_MAX (with the NUL) are in a table of
- * their own whose keys are the first bytes of the long ones: the kernel
- * hashes and compares the whole key on every lookup, and 52 bytes take
- * about 35 ns less than 132. Of the 1,331 names of /proc/sys on a test
- * machine, 1,284 are this short (net/ipv4/conf/eth0/rp_filter: 26 bytes).
+ * their own whose keys are the first bytes of the long ones: 56 bytes to
+ * hash and compare instead of 136. Of the 1,331 names of /proc/sys on a
+ * test machine, 1,284 are this short (net/ipv4/conf/eth0/rp_filter: 26 bytes).
+ * Eight-byte aligned, so that the program reads a short key as seven words.
  */
 #define SG_SHORT_NAME_MAX 48
 struct sg_exact_short_key {
 	__u32 layer;
 	char name[SG_SHORT_NAME_MAX];
-};
+} __attribute__((aligned(8)));
 
 struct sg_exact_key {
 	union {
@@ -115,8 +115,8 @@ struct sg_exact_key {
 };
 
 /*
- * Key of the kernel's values table: the rule and a keyed hash (SipHash rounds,
- * with a random key per loaded program) of the normalised value. Hashing
+ * Key of the values table: the rule and a keyed hash (SipHash rounds,
+ * with a random key per policy) of the normalised value. Hashing
  * while normalising keeps the program small for the verifier; the secret key
  * keeps a container from crafting a colliding value.
  */
@@ -125,6 +125,69 @@ struct sg_value_hash_key {
 	__u32 pad;
 	__u64 hash;
 };
+
+/*
+ * The short exact names and the values are hash tables that userspace lays
+ * out in arrays (hook/hashtab.c), filled with one copy: a kernel hash map
+ * takes a system call's work per element, milliseconds for the 9,000 names
+ * of a large policy. A bucket holds SG_HASH_WAYS slots, filled in order; an
+ * entry lives in its home bucket or one of the next SG_HASH_PROBES - 1, in
+ * the first with a free slot when it was placed: the array has that many
+ * buckets past the last home bucket, so a probe never wraps. A lookup stops
+ * at the first free slot: nothing was placed past it.
+ */
+#define SG_HASH_WAYS   8
+#define SG_HASH_PROBES 4
+
+struct sg_exact_slot {
+	struct sg_exact_short_key key; /* zeros when free */
+	__u32 rule;		       /* SG_NO_RULE when free */
+	__u32 tag;		       /* sg_exact_tag of the key's hash; 0 when free */
+};
+
+struct sg_exact_bucket {
+	struct sg_exact_slot slot[SG_HASH_WAYS];
+};
+
+struct sg_value_bucket {
+	struct sg_value_hash_key slot[SG_HASH_WAYS]; /* rule SG_NO_RULE when free */
+};
+
+#define SG_SHORT_KEY_WORDS (sizeof(struct sg_exact_short_key) / sizeof(__u64))
+
+/* One step of the tables' hash: a multiply and a shift per word (the key is random per policy). */
+static inline __u64 sg_hash_mix(__u64 h, __u64 word)
+{
+	h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static inline __u64 sg_exact_hash(const struct sg_exact_short_key *key, __u64 seed)
+{
+	__u64 h = seed, word;
+	for (__u32 i = 0; i < SG_SHORT_KEY_WORDS; i++) {
+		__builtin_memcpy(&word, (const char *)key + i * sizeof(word), sizeof(word));
+		h = sg_hash_mix(h, word);
+	}
+	return h;
+}
+
+static inline __u64 sg_value_slot_hash(const struct sg_value_hash_key *key, __u64 seed)
+{
+	return sg_hash_mix(sg_hash_mix(seed, key->rule), key->hash);
+}
+
+/* Compared before the key: most slots a lookup passes hold other names. Never 0. */
+static inline __u32 sg_exact_tag(__u64 hash)
+{
+	return (__u32)hash | 1;
+}
+
+/* The home bucket of @hash among @n_homes: a multiply, not a division, in the program. */
+static inline __u32 sg_home_bucket(__u64 hash, __u32 n_homes)
+{
+	return (__u32)(((hash >> 32) * n_homes) >> 32);
+}
 
 struct sg_layer {
 	__u32 dfa_start; /* start state of this layer's pattern DFA */
@@ -149,6 +212,9 @@ struct sg_config {
 	__u32 audit_events;  /* some layer audits: report every write (SG_EVENTS_AUDIT_WRITES) */
 	__u32 has_pinned;    /* the exact table holds linux.sysctl pairs (SG_PINNED_LAYER) */
 	__u64 hash_key[2];   /* key of the values hash; random per policy */
+	__u64 table_seed;    /* of the hashed tables' hash; random per policy */
+	__u32 exact_homes;   /* home buckets of the short exact names' table */
+	__u32 value_homes;   /* home buckets of the values table */
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };

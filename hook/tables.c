@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "eval.h"
+#include "hashtab.h"
 #include "siphash.h"
 #include "util.h"
 
@@ -139,17 +140,28 @@ struct map_shape {
 	uint32_t flags;
 };
 
+/* The sizes of a policy's tables that the compiled policy does not give. */
+struct table_sizes {
+	size_t n_long;		/* long exact names (long_names) */
+	uint32_t exact_buckets; /* of the hashed tables' arrays (hashtab.h) */
+	uint32_t value_buckets;
+};
+
 /*
  * The map of pin @pin as the program's outer maps expect their inner maps
  * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
- * sizes, and flags. @n_long: the long exact names (long_names).
+ * sizes, and flags.
  */
-static struct map_shape map_shape(const struct sg_compiled *c, size_t pin, size_t n_long)
+static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
+				  const struct table_sizes *sz)
 {
+	const size_t n_long = sz->n_long;
+
 	switch (pin) {
 	case SG_TABLE_EXACT:
-		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_short_key),
-					  sizeof(uint32_t), c->n_exact - n_long, 0};
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_exact_bucket), sz->exact_buckets,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
 	case SG_TABLE_EXACT_LONG:
 		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
 					  sizeof(uint32_t), n_long, 0};
@@ -162,8 +174,9 @@ static struct map_shape map_shape(const struct sg_compiled *c, size_t pin, size_
 					  sizeof(struct sg_rule_entry), c->config.n_rules,
 					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
 	case SG_TABLE_VALUES:
-		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_value_hash_key),
-					  sizeof(uint8_t), c->n_values, 0};
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_value_bucket), sz->value_buckets,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
 	case SG_TABLE_TEXTS:
 		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
 					  sizeof(struct sg_rule_text), c->n_texts,
@@ -181,9 +194,9 @@ static struct map_shape map_shape(const struct sg_compiled *c, size_t pin, size_
 	}
 }
 
-static int create_map(const struct sg_compiled *c, size_t pin, size_t n_long)
+static int create_map(const struct sg_compiled *c, size_t pin, const struct table_sizes *sz)
 {
-	struct map_shape shape = map_shape(c, pin, n_long);
+	struct map_shape shape = map_shape(c, pin, sz);
 	return sg_map_create(shape.type, policy_pins[pin], shape.key_size, shape.value_size,
 			     at_least_one(shape.entries), shape.flags);
 }
@@ -331,16 +344,14 @@ _Static_assert(SG_RULE_NAMES_UNIT % 8 == 0,
 	       "rule_names elements fill their 8-byte stride: a window is one run of bytes");
 
 /*
- * One of the exact tables (sysctl_guard.h), a batch at a time: the kernel's
- * keys are zero padded to @key_size, and a policy may have tens of
- * thousands. Batches take no BPF_NOEXIST; the compiler never repeats a key.
+ * The long exact names, in a kernel hash map a batch at a time: they are few
+ * (sysctl_guard.h), and their keys are zero padded to the key's size.
+ * Batches take no BPF_NOEXIST; the compiler never repeats a key.
  */
-static int fill_exact(int fd, const struct sg_compiled *c, bool long_ones)
+static int fill_long_names(int fd, const struct sg_compiled *c)
 {
 	enum { BATCH = 256 };
-	const size_t key_size =
-	    long_ones ? sizeof(struct sg_exact_key) : sizeof(struct sg_exact_short_key);
-	_cleanup_free_ char *keys = sg_xcalloc(BATCH, key_size);
+	struct sg_exact_key keys[BATCH];
 	uint32_t rules[BATCH];
 	size_t n = 0;
 	int r = 0;
@@ -348,51 +359,142 @@ static int fill_exact(int fd, const struct sg_compiled *c, bool long_ones)
 	for (size_t i = 0; r == 0 && i < c->n_exact; i++) {
 		const struct sg_exact_name *e = &c->exact[i];
 		size_t len = strlen(e->name);
-		if (is_long_name(len) != long_ones)
+		if (!is_long_name(len))
 			continue;
-		/* A short key is the start of a long one (sysctl_guard.h). */
-		struct sg_exact_key key;
-		memset(&key, 0, sizeof(key));
-		key.layer = e->layer;
-		memcpy(key.name, e->name, len);
-		memcpy(keys + n * key_size, &key, key_size);
+		memset(&keys[n], 0, sizeof(keys[n]));
+		keys[n].layer = e->layer;
+		memcpy(keys[n].name, e->name, len);
 		rules[n++] = e->rule;
 		if (n == BATCH) {
-			r = sg_map_update_all(fd, keys, key_size, rules, sizeof(*rules), n,
+			r = sg_map_update_all(fd, keys, sizeof(keys[0]), rules, sizeof(rules[0]), n,
 					      BPF_ANY);
 			n = 0;
 		}
 	}
 	if (r == 0 && n)
-		r = sg_map_update_all(fd, keys, key_size, rules, sizeof(*rules), n, BPF_ANY);
+		r = sg_map_update_all(fd, keys, sizeof(keys[0]), rules, sizeof(rules[0]), n,
+				      BPF_ANY);
 	return r;
 }
 
-static int fill_values(int fd, const struct sg_compiled *c, const __u64 hash_key[2])
+/*
+ * The hashed tables (sysctl_guard.h) in the making: where their entries go,
+ * and what the entries are. Each is planned by the thread that makes its map.
+ */
+struct hashed_tables {
+	uint64_t seed; /* the policy's table_seed */
+	struct sg_hash_plan exact, values;
+	uint32_t *short_names;		      /* exact's entries: indices into c->exact */
+	struct sg_value_hash_key *value_keys; /* values' entries */
+};
+
+static void hashed_tables_free(struct hashed_tables *t)
 {
-	/* The kernel's values table is keyed by the values' hashes under the policy's key. */
-	_cleanup_free_ struct sg_value_hash_key *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
-	_cleanup_free_ uint8_t *ones = sg_xcalloc(c->n_values, 1);
-	for (size_t i = 0; i < c->n_values; i++) {
-		hashes[i].rule = c->values[i].rule;
-		hashes[i].hash = sg_value_hash(hash_key, c->values[i].value);
-		ones[i] = 1;
+	sg_hash_plan_free(&t->exact);
+	sg_hash_plan_free(&t->values);
+	free(t->short_names);
+	free(t->value_keys);
+	t->short_names = NULL;
+	t->value_keys = NULL;
+}
+
+static void short_key_of(const struct sg_exact_name *e, struct sg_exact_short_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->layer = e->layer;
+	memcpy(key->name, e->name, strlen(e->name));
+}
+
+static int plan_exact(struct hashed_tables *t, const struct sg_compiled *c, size_t n_long)
+{
+	const size_t n_short = c->n_exact - n_long;
+	_cleanup_free_ uint64_t *hashes = sg_xcalloc(n_short, sizeof(*hashes));
+	size_t n = 0;
+
+	t->short_names = sg_xcalloc(n_short, sizeof(*t->short_names));
+	for (size_t i = 0; i < c->n_exact; i++) {
+		struct sg_exact_short_key key;
+		if (is_long_name(strlen(c->exact[i].name)))
+			continue;
+		short_key_of(&c->exact[i], &key);
+		t->short_names[n] = (uint32_t)i;
+		hashes[n++] = sg_exact_hash(&key, t->seed);
 	}
-	return sg_map_update_all(fd, hashes, sizeof(*hashes), ones, 1, c->n_values, BPF_ANY);
+	return sg_hash_plan(hashes, n, &t->exact);
+}
+
+/* The values' keys: each value's hash under the policy's values-hash key. */
+static int plan_values(struct hashed_tables *t, const struct sg_compiled *c,
+		       const __u64 hash_key[2])
+{
+	_cleanup_free_ uint64_t *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
+
+	t->value_keys = sg_xcalloc(c->n_values, sizeof(*t->value_keys));
+	for (size_t i = 0; i < c->n_values; i++) {
+		struct sg_value_hash_key *key = &t->value_keys[i];
+		key->rule = c->values[i].rule;
+		key->hash = sg_value_hash(hash_key, c->values[i].value);
+		hashes[i] = sg_value_slot_hash(key, t->seed);
+	}
+	return sg_hash_plan(hashes, c->n_values, &t->values);
+}
+
+struct hashed_fill {
+	const struct sg_compiled *c;
+	const struct hashed_tables *t;
+};
+
+static void exact_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct hashed_fill *f = arg;
+	for (size_t k = 0; k < count; k++) {
+		struct sg_exact_bucket *b = (struct sg_exact_bucket *)(dst + k * stride);
+		const uint32_t *entry = &f->t->exact.slot_entry[(first + k) * SG_HASH_WAYS];
+		memset(b, 0, sizeof(*b));
+		for (size_t w = 0; w < SG_HASH_WAYS; w++) {
+			const struct sg_exact_name *e;
+			if (entry[w] == SG_HASH_FREE) {
+				b->slot[w].rule = SG_NO_RULE;
+				continue;
+			}
+			e = &f->c->exact[f->t->short_names[entry[w]]];
+			short_key_of(e, &b->slot[w].key);
+			b->slot[w].rule = e->rule;
+			b->slot[w].tag = sg_exact_tag(sg_exact_hash(&b->slot[w].key, f->t->seed));
+		}
+	}
+}
+
+static void value_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct hashed_fill *f = arg;
+	for (size_t k = 0; k < count; k++) {
+		struct sg_value_bucket *b = (struct sg_value_bucket *)(dst + k * stride);
+		const uint32_t *entry = &f->t->values.slot_entry[(first + k) * SG_HASH_WAYS];
+		memset(b, 0, sizeof(*b));
+		for (size_t w = 0; w < SG_HASH_WAYS; w++) {
+			if (entry[w] == SG_HASH_FREE)
+				b->slot[w].rule = SG_NO_RULE;
+			else
+				b->slot[w] = f->t->value_keys[entry[w]];
+		}
+	}
 }
 
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
-static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
-		    const struct sg_policy_info *info)
+static int fill_map(int fd, size_t pin, const struct sg_compiled *c, const struct hashed_tables *t)
 {
 	void *arg = (void *)c; /* the fills only read it */
 	struct names_cursor names = {.c = c};
 	struct dfa_cursor dfa = {.c = c};
+	struct hashed_fill hashed = {.c = c, .t = t};
 
 	switch (pin) {
 	case SG_TABLE_EXACT:
+		return fill_mapped(fd, sizeof(struct sg_exact_bucket), t->exact.n_buckets,
+				   exact_buckets_at, &hashed);
 	case SG_TABLE_EXACT_LONG:
-		return fill_exact(fd, c, pin == SG_TABLE_EXACT_LONG);
+		return fill_long_names(fd, c);
 	case SG_TABLE_DFA:
 		return fill_mapped(fd, SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
 				   dfa_elements_at, &dfa);
@@ -400,7 +502,8 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 		return fill_mapped(fd, sizeof(struct sg_rule_entry), c->config.n_rules,
 				   rule_entries_at, arg);
 	case SG_TABLE_VALUES:
-		return fill_values(fd, c, info->config.hash_key);
+		return fill_mapped(fd, sizeof(struct sg_value_bucket), t->values.n_buckets,
+				   value_buckets_at, &hashed);
 	case SG_TABLE_TEXTS:
 		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_texts_at, arg);
 	case PIN_RULE_NAMES:
@@ -420,9 +523,10 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
  */
 struct maps_work {
 	const struct sg_compiled *c;
-	const struct sg_policy_info *info;
+	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
 	struct policy_maps *m;
-	size_t n_long;
+	struct table_sizes sizes; /* each bucket count set by the thread that plans its table */
+	struct hashed_tables hashed;
 	size_t next; /* the next index of make_order to take (atomic) */
 	int error;   /* 0 or the first negative errno (atomic) */
 };
@@ -433,18 +537,35 @@ static const size_t make_order[] = {SG_TABLE_EXACT, SG_TABLE_DFA,	 SG_TABLE_VALU
 				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
 _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
 
-static int make_map(const struct maps_work *w, size_t pin)
+/* Plans the hashed table of pin @pin, if it is one: its map's size follows. */
+static int plan_table(struct maps_work *w, size_t pin)
+{
+	int r = 0;
+	if (pin == SG_TABLE_EXACT) {
+		r = plan_exact(&w->hashed, w->c, w->sizes.n_long);
+		w->sizes.exact_buckets = w->hashed.exact.n_buckets;
+	} else if (pin == SG_TABLE_VALUES) {
+		r = plan_values(&w->hashed, w->c, w->info->config.hash_key);
+		w->sizes.value_buckets = w->hashed.values.n_buckets;
+	}
+	return r;
+}
+
+static int make_map(struct maps_work *w, size_t pin)
 {
 	char fault[32];
+	int r = plan_table(w, pin);
 
-	w->m->fds[pin] = create_map(w->c, pin, w->n_long);
+	if (r < 0)
+		return r;
+	w->m->fds[pin] = create_map(w->c, pin, &w->sizes);
 	if (w->m->fds[pin] < 0)
 		return -errno;
 	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
 	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
 	if (sg_injected_fault(fault))
 		return -EIO;
-	return fill_map(w->m->fds[pin], pin, w->c, w->info);
+	return fill_map(w->m->fds[pin], pin, w->c, &w->hashed);
 }
 
 static void *make_maps_thread(void *arg)
@@ -473,9 +594,12 @@ enum { HELPER_MIN_BYTES = 256 << 10 };
 /* About how many bytes the policy's tables hold: their keys and values. */
 static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 {
+	const struct table_sizes likely = {
+	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
+	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1};
 	size_t bytes = 0;
 	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
-		struct map_shape shape = map_shape(c, pin, n_long);
+		struct map_shape shape = map_shape(c, pin, &likely);
 		bytes += shape.entries * (shape.key_size + shape.value_size);
 	}
 	return bytes;
@@ -494,18 +618,20 @@ struct maps_making {
 
 /* @large: tables_bytes of at least HELPER_MIN_BYTES; then a second thread starts on the maps. */
 static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
-		       const struct sg_policy_info *info, struct policy_maps *m, size_t n_long,
+		       struct sg_policy_info *info, struct policy_maps *m, size_t n_long,
 		       bool large)
 {
-	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .n_long = n_long};
+	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
+	mk->w.hashed.seed = info->config.table_seed;
 	mk->helper_started =
 	    large && pthread_create(&mk->helper, NULL, make_maps_thread, &mk->w) == 0;
 }
 
 /*
  * Makes and fills the maps no thread took yet, or none when @cancel (the
- * policy was found made), and waits for the helper. Returns 0 or the first
- * error; the maps made are in the policy_maps either way.
+ * policy was found made), and waits for the helper; the info gets the
+ * hashed tables' sizes. Returns 0 or the first error; the maps made are in
+ * the policy_maps either way.
  */
 static int end_maps(struct maps_making *mk, bool cancel)
 {
@@ -518,6 +644,9 @@ static int end_maps(struct maps_making *mk, bool cancel)
 	}
 	if (mk->helper_started)
 		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
+	mk->w.info->config.exact_homes = mk->w.hashed.exact.n_homes;
+	mk->w.info->config.value_homes = mk->w.hashed.values.n_homes;
+	hashed_tables_free(&mk->w.hashed);
 	return mk->w.error;
 }
 
@@ -900,9 +1029,13 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
 	info->program_id = prog->id;
 	info->config = c->config;
-	if (getrandom(info->config.hash_key, sizeof(info->config.hash_key), 0) !=
-	    sizeof(info->config.hash_key))
+	/* The keys of the values hash and of the hashed tables' (sysctl_guard.h). */
+	__u64 keys[3];
+	if (getrandom(keys, sizeof(keys), 0) != sizeof(keys))
 		return -EIO;
+	info->config.hash_key[0] = keys[0];
+	info->config.hash_key[1] = keys[1];
+	info->config.table_seed = keys[2];
 	return 0;
 }
 

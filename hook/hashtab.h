@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where the entries of a hashed table go (bpf/sysctl_guard.h): buckets of
+ * SG_HASH_WAYS slots, each entry in the first free slot of its home bucket
+ * or of one of the next SG_HASH_PROBES - 1. The loader writes the table the
+ * plan describes into an array map with one copy. Pure logic.
+ */
+#ifndef SG_HASHTAB_H
+#define SG_HASHTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SG_HASH_FREE UINT32_MAX
+
+struct sg_hash_plan {
+	uint32_t n_homes;   /* home buckets: sg_home_bucket's range */
+	uint32_t n_buckets; /* the array's: n_homes and those past them that hold entries */
+	uint32_t
+	    *slot_entry; /* n_buckets * SG_HASH_WAYS: the entry in each slot, or SG_HASH_FREE */
+};
+
+/*
+ * The home buckets a table of @n entries starts with: 55% of its slots used.
+ * Then nearly every plan of thousands of random hashes succeeds at the first
+ * size; at 70%, most need a larger table.
+ */
+uint32_t sg_hash_homes_for(size_t n);
+
+/*
+ * Places entries 0..@n-1, whose hashes (sg_exact_hash, sg_value_slot_hash)
+ * are @hashes, growing the table until each is within reach of its home
+ * bucket. 0, or -E2BIG when they do not fit even a table of 32 slots per
+ * entry (more than SG_HASH_WAYS * SG_HASH_PROBES entries of one hash).
+ */
+int sg_hash_plan(const uint64_t *hashes, size_t n, struct sg_hash_plan *plan);
+
+void sg_hash_plan_free(struct sg_hash_plan *plan);
+
+#endif
