@@ -25,7 +25,7 @@
 #include "err.h"
 #include "program.h"
 
-#define SG_POLICY_INFO_FORMAT 4
+#define SG_POLICY_INFO_FORMAT 5
 #define SG_RULE_NAMES_UNIT    8
 
 struct sg_policy_info {
