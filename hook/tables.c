@@ -351,7 +351,7 @@ _Static_assert(SG_RULE_NAMES_UNIT % 8 == 0,
 static int fill_long_names(int fd, const struct sg_compiled *c)
 {
 	enum { BATCH = 256 };
-	struct sg_exact_key keys[BATCH];
+	_cleanup_free_ struct sg_exact_key *keys = sg_xcalloc(BATCH, sizeof(*keys));
 	uint32_t rules[BATCH];
 	size_t n = 0;
 	int r = 0;
@@ -385,6 +385,7 @@ struct hashed_tables {
 	uint64_t seed; /* the policy's table_seed */
 	struct sg_hash_plan exact, values;
 	uint32_t *short_names;		      /* exact's entries: indices into c->exact */
+	uint64_t *short_hashes;		      /* and their hashes, for the tags */
 	struct sg_value_hash_key *value_keys; /* values' entries */
 };
 
@@ -393,8 +394,10 @@ static void hashed_tables_free(struct hashed_tables *t)
 	sg_hash_plan_free(&t->exact);
 	sg_hash_plan_free(&t->values);
 	free(t->short_names);
+	free(t->short_hashes);
 	free(t->value_keys);
 	t->short_names = NULL;
+	t->short_hashes = NULL;
 	t->value_keys = NULL;
 }
 
@@ -408,19 +411,19 @@ static void short_key_of(const struct sg_exact_name *e, struct sg_exact_short_ke
 static int plan_exact(struct hashed_tables *t, const struct sg_compiled *c, size_t n_long)
 {
 	const size_t n_short = c->n_exact - n_long;
-	_cleanup_free_ uint64_t *hashes = sg_xcalloc(n_short, sizeof(*hashes));
 	size_t n = 0;
 
 	t->short_names = sg_xcalloc(n_short, sizeof(*t->short_names));
+	t->short_hashes = sg_xcalloc(n_short, sizeof(*t->short_hashes));
 	for (size_t i = 0; i < c->n_exact; i++) {
 		struct sg_exact_short_key key;
 		if (is_long_name(strlen(c->exact[i].name)))
 			continue;
 		short_key_of(&c->exact[i], &key);
 		t->short_names[n] = (uint32_t)i;
-		hashes[n++] = sg_exact_hash(&key, t->seed);
+		t->short_hashes[n++] = sg_exact_hash(&key, t->seed);
 	}
-	return sg_hash_plan(hashes, n, &t->exact);
+	return sg_hash_plan(t->short_hashes, n, &t->exact);
 }
 
 /* The values' keys: each value's hash under the policy's values-hash key. */
@@ -460,7 +463,7 @@ static void exact_buckets_at(size_t first, size_t count, char *dst, size_t strid
 			e = &f->c->exact[f->t->short_names[entry[w]]];
 			short_key_of(e, &b->slot[w].key);
 			b->slot[w].rule = e->rule;
-			b->slot[w].tag = sg_exact_tag(sg_exact_hash(&b->slot[w].key, f->t->seed));
+			b->slot[w].tag = sg_exact_tag(f->t->short_hashes[entry[w]]);
 		}
 	}
 }
