@@ -136,7 +136,7 @@ static void doc_free(struct json_doc *doc)
 struct member {
 	struct sg_json *value;
 	char *key;
-	uint64_t key_hash; /* sg_table_hash of the key: hashed once, for the set and its growth */
+	uint64_t key_hash; /* sg_table_hash of the key, once the object has a set (SMALL_OBJECT) */
 	struct sg_pos key_pos;
 };
 
@@ -147,6 +147,13 @@ struct frame {
 	size_t *slots;	/* object: hash set of member index + 1, 0 when free */
 	size_t n_slots; /* a power of two, or 0 */
 };
+
+/*
+ * Objects of up to this many members find a repeated key by comparing it
+ * with each; larger ones keep a hash set of their keys under a keyed hash,
+ * which no input can make slow. Most objects are a rule's few members.
+ */
+#define SMALL_OBJECT 8
 
 #define INTERN_SLOTS   512 /* a power of two */
 #define INTERN_MAX_LEN 15
@@ -173,15 +180,28 @@ struct builder {
 };
 
 /*
- * The arena's copy of @s, whose sg_table_hash is @hash: shared with every
- * equal short string of the tree (nothing writes to the tree's strings), a
- * copy of its own otherwise.
+ * Where a short string starts its search of the interned ones: a multiply
+ * per word, no key. Strings made to collide cost no more than eight probes
+ * each, and then a copy of their own.
  */
-static char *intern_hashed(struct builder *b, const char *s, size_t len, uint64_t hash)
+static size_t intern_slot(const char *s, size_t len)
+{
+	uint64_t word[2] = {0, 0};
+	memcpy(word, s, len);
+	uint64_t h = (word[0] + len) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (h >> 29) ^ word[1]) * 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h >> 40);
+}
+
+/*
+ * The arena's copy of @s: shared with every equal short string of the tree
+ * (nothing writes to the tree's strings), a copy of its own otherwise.
+ */
+static char *intern(struct builder *b, const char *s, size_t len)
 {
 	if (len > INTERN_MAX_LEN)
 		return arena_strndup(b->doc, s, len);
-	for (size_t i = (size_t)hash & (INTERN_SLOTS - 1), probes = 0; probes < 8;
+	for (size_t i = intern_slot(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
 	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
 		char *seen = b->interned[i];
 		if (!seen)
@@ -190,12 +210,6 @@ static char *intern_hashed(struct builder *b, const char *s, size_t len, uint64_
 			return seen;
 	}
 	return arena_strndup(b->doc, s, len); /* a crowded neighbourhood: not shared */
-}
-
-/* Only short strings are shared, so only they need their hash. */
-static char *intern(struct builder *b, const char *s, size_t len)
-{
-	return intern_hashed(b, s, len, len > INTERN_MAX_LEN ? 0 : sg_table_hash(s, len));
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct builder *b, size_t offset,
@@ -364,20 +378,29 @@ static const struct member *member_at(const struct builder *b, size_t index)
 	return &b->members[b->stack[b->depth - 1].first + index];
 }
 
-/* The member index of @key (of @hash) in the innermost open object, or SIZE_MAX. */
-static size_t find_member(const struct builder *b, const char *key, uint64_t hash)
+/*
+ * Whether the innermost open object has a member @key; *@hash gets the
+ * key's hash when the object keeps a set (SMALL_OBJECT).
+ */
+static bool has_member(const struct builder *b, const char *key, size_t len, uint64_t *hash)
 {
 	const struct frame *f = &b->stack[b->depth - 1];
 
-	if (!f->n_slots)
-		return SIZE_MAX;
+	*hash = 0;
+	if (!f->n_slots) {
+		for (size_t i = f->first; i < b->n_members; i++)
+			if (strcmp(b->members[i].key, key) == 0)
+				return true;
+		return false;
+	}
+	*hash = sg_table_hash(key, len);
 	size_t mask = f->n_slots - 1;
-	for (size_t i = hash & mask;; i = (i + 1) & mask) {
+	for (size_t i = *hash & mask;; i = (i + 1) & mask) {
 		size_t slot = f->slots[i];
 		if (slot == 0)
-			return SIZE_MAX;
+			return false;
 		if (strcmp(member_at(b, slot - 1)->key, key) == 0)
-			return slot - 1;
+			return true;
 	}
 }
 
@@ -391,14 +414,24 @@ static void put_member(struct builder *b, size_t index)
 	f->slots[i] = index + 1;
 }
 
-/* Adds member @index (the last one) of the innermost object to its set, kept at most half full. */
+/*
+ * Adds member @index (the last one) of the innermost object to its set, kept
+ * at most half full; the set starts when the object outgrows SMALL_OBJECT.
+ */
 static void insert_member(struct builder *b, size_t index)
 {
 	struct frame *f = &b->stack[b->depth - 1];
 
+	if (index < SMALL_OBJECT)
+		return;
+	if (!f->n_slots) /* the members so far were compared, not hashed */
+		for (size_t k = 0; k <= index; k++) {
+			struct member *m = &b->members[f->first + k];
+			m->key_hash = sg_table_hash(m->key, strlen(m->key));
+		}
 	if (2 * (index + 1) > f->n_slots) {
 		free(f->slots);
-		f->n_slots = f->n_slots ? f->n_slots * 2 : 16;
+		f->n_slots = f->n_slots ? f->n_slots * 2 : 4 * SMALL_OBJECT;
 		f->slots = sg_xcalloc(f->n_slots, sizeof(size_t));
 		for (size_t k = 0; k < index; k++)
 			put_member(b, k);
@@ -597,9 +630,9 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 
 	if (!check_string(b, start, end, s, len, "key"))
 		return 0;
-	uint64_t hash = sg_table_hash((const char *)s, len);
-	char *key = intern_hashed(b, (const char *)s, len, hash);
-	if (find_member(b, key, hash) != SIZE_MAX) {
+	uint64_t hash;
+	char *key = intern(b, (const char *)s, len);
+	if (has_member(b, key, len, &hash)) {
 		char quoted[80];
 		sg_json_quote(key, len, quoted, sizeof(quoted));
 		return fail(b, start, "duplicate key %s", quoted);
