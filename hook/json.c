@@ -302,6 +302,19 @@ static size_t string_start(const char *text, size_t end)
 	return 0;
 }
 
+/*
+ * Start of the string token that ends at @end and reads @s: yajl hands over
+ * a string without escapes where it stands in our text, so its quote is
+ * just before it; a decoded one is a copy, and the token is searched for.
+ */
+static size_t token_of_string(const struct builder *b, const unsigned char *s, size_t end)
+{
+	uintptr_t at = (uintptr_t)s, text = (uintptr_t)b->text;
+	if (at > text && at <= text + b->len)
+		return (size_t)(at - text) - 1;
+	return string_start(b->text, end);
+}
+
 static bool scalar_char(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' ||
@@ -632,7 +645,7 @@ static int check_string(struct builder *b, size_t start, size_t end, const unsig
 static int on_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct builder *b = ctx;
-	size_t end = consumed(b), start = string_start(b->text, end);
+	size_t end = consumed(b), start = token_of_string(b, s, end);
 
 	if (!check_string(b, start, end, s, len, "string"))
 		return 0;
@@ -646,7 +659,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct builder *b = ctx;
-	size_t end = consumed(b), start = string_start(b->text, end);
+	size_t end = consumed(b), start = token_of_string(b, s, end);
 
 	if (!check_string(b, start, end, s, len, "key"))
 		return 0;

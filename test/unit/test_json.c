@@ -285,13 +285,15 @@ TEST(duplicate_keys)
 	CHECK_STR(rejected("{\"ab\": 1, \"a\\u0062\": 2}"), "t.json:1:11: duplicate key \"ab\"");
 	/* small objects compare their keys, larger ones hash them: around the switch */
 	for (int n = 1; n <= 20; n++)
-		for (int dup = 0; dup < n; dup += n - 1 > 0 ? n - 1 : 1) {
+		for (int dup = 0; dup<n; dup += n - 1> 0 ? n - 1 : 1) {
 			char text[512], want[64];
 			int at = snprintf(text, sizeof(text), "{");
 			for (int k = 0; k < n; k++)
-				at += snprintf(text + at, sizeof(text) - (size_t)at, "\"k%d\":1,", k);
+				at +=
+				    snprintf(text + at, sizeof(text) - (size_t)at, "\"k%d\":1,", k);
 			snprintf(text + at, sizeof(text) - (size_t)at, "\"k%d\":2}", dup);
-			snprintf(want, sizeof(want), "t.json:1:%d: duplicate key \"k%d\"", at + 1, dup);
+			snprintf(want, sizeof(want), "t.json:1:%d: duplicate key \"k%d\"", at + 1,
+				 dup);
 			CHECK_STR(rejected(text), want);
 			text[at - 1] = '}'; /* the members without the repeat */
 			text[at] = '\0';
