@@ -21,6 +21,7 @@
 struct ctx {
 	const char *origin;
 	struct sg_err *err;
+	struct sg_arena *strings; /* the policy's */
 };
 
 /*
@@ -176,7 +177,7 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const stru
 		return r;
 	if (v->array.len == 0)
 		return invalid(c, &v->pos, path, "must list at least one value");
-	rule->values = sg_xcalloc(v->array.len, sizeof(char *));
+	rule->values = sg_arena_alloc(c->strings, v->array.len * sizeof(char *));
 	for (size_t i = 0; i < v->array.len; i++) {
 		const struct sg_json *item = v->array.items[i];
 		const struct path item_path = PATH_INDEX(path, i);
@@ -189,7 +190,7 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const stru
 				       SG_VALUE_MAX - 1);
 		if (n == 0)
 			return invalid(c, &item->pos, &item_path, "empty value");
-		rule->values[rule->n_values++] = sg_xstrdup(norm);
+		rule->values[rule->n_values++] = sg_arena_strdup(c->strings, norm);
 	}
 	return 0;
 }
@@ -271,8 +272,8 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 		return invalid(c, &v->pos, path, "empty name");
 	if (sg_name_normalise(v->string.text, pattern, sizeof(pattern), &name_err) < 0)
 		return invalid(c, &v->pos, path, "%s", name_err.msg);
-	rule->name = sg_xstrdup(v->string.text);
-	rule->pattern = sg_xstrdup(pattern);
+	rule->name = sg_arena_strdup(c->strings, v->string.text);
+	rule->pattern = sg_arena_strdup(c->strings, pattern);
 	rule->is_literal = sg_pattern_is_literal(pattern);
 	return 0;
 }
@@ -330,7 +331,7 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct
 		if (rewrite->string.len > SG_VALUE_MAX - 1)
 			return invalid(c, &rewrite->pos, &rewrite_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
-		rule->rewrite = sg_xstrdup(rewrite->string.text);
+		rule->rewrite = sg_arena_strdup(c->strings, rewrite->string.text);
 	}
 
 	/* Constraints only make sense where writes are allowed. */
@@ -462,7 +463,7 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 static int policy_from_tree(struct sg_json *root, const char *origin, struct sg_policy *out,
 			    struct sg_err *err)
 {
-	struct ctx c = {.origin = origin, .err = err};
+	struct ctx c = {.origin = origin, .err = err, .strings = &out->strings};
 
 	out->origin = sg_xstrdup(origin);
 	int r = parse_policy(&c, root, out);
@@ -518,24 +519,14 @@ int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *
 	return sg_policy_parse_taking(&text, len, path, out, err);
 }
 
-static void free_rule(struct sg_rule *rule)
-{
-	free(rule->name);
-	free(rule->pattern);
-	for (size_t i = 0; i < rule->n_values; i++)
-		free(rule->values[i]);
-	free(rule->values);
-	free(rule->ranges);
-	free(rule->rewrite);
-}
-
 void sg_policy_free(struct sg_policy *policy)
 {
 	if (!policy)
 		return;
 	for (size_t i = 0; i < policy->n_rules; i++)
-		free_rule(&policy->rules[i]);
+		free(policy->rules[i].ranges);
 	free(policy->rules);
+	sg_arena_free(&policy->strings);
 	for (size_t i = 0; i < policy->n_warnings; i++)
 		free(policy->warnings[i]);
 	free(policy->warnings);
@@ -543,15 +534,15 @@ void sg_policy_free(struct sg_policy *policy)
 	memset(policy, 0, sizeof(*policy));
 }
 
-static char *dup_or_null(const char *s)
+static char *dup_or_null(struct sg_arena *a, const char *s)
 {
-	return s ? sg_xstrdup(s) : NULL;
+	return s ? sg_arena_strdup(a, s) : NULL;
 }
 
 int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst)
 {
 	memset(dst, 0, sizeof(*dst));
-	dst->origin = dup_or_null(src->origin);
+	dst->origin = src->origin ? sg_xstrdup(src->origin) : NULL;
 	dst->mode = src->mode;
 	dst->default_access = src->default_access;
 	dst->rules = sg_xcalloc(src->n_rules, sizeof(*dst->rules));
@@ -560,12 +551,12 @@ int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst)
 		const struct sg_rule *s = &src->rules[i];
 		struct sg_rule *d = &dst->rules[i];
 		*d = *s;
-		d->name = dup_or_null(s->name);
-		d->pattern = dup_or_null(s->pattern);
-		d->rewrite = dup_or_null(s->rewrite);
-		d->values = sg_xcalloc(s->n_values, sizeof(char *));
+		d->name = dup_or_null(&dst->strings, s->name);
+		d->pattern = dup_or_null(&dst->strings, s->pattern);
+		d->rewrite = dup_or_null(&dst->strings, s->rewrite);
+		d->values = sg_arena_alloc(&dst->strings, s->n_values * sizeof(char *));
 		for (size_t v = 0; v < s->n_values; v++)
-			d->values[v] = sg_xstrdup(s->values[v]);
+			d->values[v] = sg_arena_strdup(&dst->strings, s->values[v]);
 		d->ranges = sg_xcalloc(s->n_ranges, sizeof(*d->ranges));
 		if (s->n_ranges)
 			memcpy(d->ranges, s->ranges, s->n_ranges * sizeof(*d->ranges));

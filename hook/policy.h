@@ -12,6 +12,7 @@
 
 #include "../bpf/sysctl_guard.h"
 #include "err.h"
+#include "util.h"
 
 struct sg_pos {
 	unsigned line, col; /* 1-based; 0 when unknown */
@@ -21,6 +22,7 @@ struct sg_range {
 	int64_t min, max;
 };
 
+/* A rule's strings and its values array are in its policy's arena. */
 struct sg_rule {
 	char *name;	 /* as written in the policy */
 	char *pattern;	 /* normalised slash form (name.h), may hold * ** ? */
@@ -44,6 +46,7 @@ struct sg_policy {
 	size_t n_rules;
 	char **warnings; /* e.g. rules that can never match; "origin:line:col: rules[i]: ..." */
 	size_t n_warnings;
+	struct sg_arena strings; /* the rules' (util.h) */
 };
 
 /*

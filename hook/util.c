@@ -89,6 +89,47 @@ void *sg_xmap(size_t size)
 	return check_alloc(p == MAP_FAILED ? NULL : p);
 }
 
+struct sg_arena_block {
+	struct sg_arena_block *prev;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+void *sg_arena_alloc(struct sg_arena *a, size_t size)
+{
+	enum { BLOCK = 32 << 10 };
+	const size_t align = _Alignof(max_align_t);
+	struct sg_arena_block *blk = a->head;
+
+	size = (size + align - 1) / align * align;
+	if (!blk || blk->cap - blk->used < size) {
+		size_t cap = size > BLOCK ? size : BLOCK;
+		blk = sg_xmalloc(sizeof(*blk) + cap);
+		blk->prev = a->head;
+		blk->used = 0;
+		blk->cap = cap;
+		a->head = blk;
+	}
+	void *p = (char *)blk->data + blk->used;
+	blk->used += size;
+	return memset(p, 0, size);
+}
+
+char *sg_arena_strdup(struct sg_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(sg_arena_alloc(a, n), s, n);
+}
+
+void sg_arena_free(struct sg_arena *a)
+{
+	for (struct sg_arena_block *blk = a->head, *prev; blk; blk = prev) {
+		prev = blk->prev;
+		free(blk);
+	}
+	a->head = NULL;
+}
+
 char *sg_xstrdup(const char *s)
 {
 	return check_alloc(strdup(s));

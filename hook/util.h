@@ -65,6 +65,18 @@ void *sg_xcalloc(size_t n, size_t size);
 void *sg_xrealloc(void *p, size_t n, size_t size);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
+/*
+ * Memory handed out in pieces and given back whole: for the many small
+ * strings of a large policy, which a malloc and a free each would cost
+ * more than the rest of parsing them. All zero is an empty arena.
+ */
+struct sg_arena {
+	struct sg_arena_block *head;
+};
+void *sg_arena_alloc(struct sg_arena *a, size_t size); /* zeroed, aligned for any type */
+char *sg_arena_strdup(struct sg_arena *a, const char *s);
+void sg_arena_free(struct sg_arena *a);
+
 /* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
 void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
