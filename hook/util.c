@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -15,9 +16,19 @@
 
 #include "siphash.h"
 
+/* Room for all of a regular file at once (plus one byte to see its end); a page otherwise. */
+static size_t first_capacity(int fd, size_t max)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < max)
+		return (size_t)st.st_size + 1;
+	return 4096;
+}
+
 int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, struct sg_err *err)
 {
-	size_t cap = 4096, used = 0;
+	size_t cap = first_capacity(fd, max), used = 0;
 	_cleanup_free_ char *buf = sg_xmalloc(cap);
 
 	for (;;) {
