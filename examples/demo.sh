@@ -34,6 +34,7 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # through the EXIT trap: bash skips it on a signal
 make_rootfs "$WORK/rootfs"
 
 POLICY='{"version":1,"default":"read","rules":[

@@ -19,6 +19,10 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+# A test meson times out gets SIGTERM, on which bash would exit without the
+# EXIT trap: exit through it instead, leaving no cgroup, pin or container.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # A private node config: no baseline unless a test writes one.
 export SYSCTL_GUARD_CONFIG=$WORK/config.json
