@@ -132,9 +132,10 @@ struct sg_value_hash_key {
  * takes a system call's work per element, milliseconds for the 9,000 names
  * of a large policy. A bucket holds SG_HASH_WAYS slots, filled in order; an
  * entry lives in its home bucket or one of the next SG_HASH_PROBES - 1, in
- * the first with a free slot when it was placed: the array has that many
- * buckets past the last home bucket, so a probe never wraps. A lookup stops
- * at the first free slot: nothing was placed past it.
+ * the first with a free slot when it was placed; past the last home bucket
+ * the array goes on as far as entries went, so a probe never wraps. A lookup
+ * stops at the first free slot, or past the array's end: nothing was placed
+ * beyond either.
  */
 #define SG_HASH_WAYS   8
 #define SG_HASH_PROBES 4

@@ -597,7 +597,6 @@ static size_t utf8_char(const unsigned char *s, size_t avail)
 	return n;
 }
 
-/* yajl checks only the shape of multi-byte sequences. */
 static bool is_ascii(const unsigned char *s, size_t len)
 {
 	uint64_t high = 0, word;
@@ -611,6 +610,7 @@ static bool is_ascii(const unsigned char *s, size_t len)
 	return (high & 0x8080808080808080ull) == 0;
 }
 
+/* yajl checks only the shape of multi-byte sequences. */
 static bool valid_utf8(const unsigned char *s, size_t len)
 {
 	for (size_t i = 0, n; i < len; i += n)
