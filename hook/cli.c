@@ -106,8 +106,9 @@ int sg_cmd_check(int argc, char **argv)
 		}
 		for (size_t w = 0; w < policy.n_warnings; w++)
 			fprintf(stderr, "warning: %s\n", policy.warnings[w]);
-		printf("%s: valid (%zu rules, mode %s, default %s)\n", argv[i], policy.n_rules,
-		       sg_mode_name(policy.mode), sg_access_name(policy.default_access));
+		printf("%s: valid (%zu rule%s, mode %s, default %s)\n", argv[i], policy.n_rules,
+		       policy.n_rules == 1 ? "" : "s", sg_mode_name(policy.mode),
+		       sg_access_name(policy.default_access));
 		sg_policy_free(&policy);
 	}
 	return status;
