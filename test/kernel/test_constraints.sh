@@ -46,4 +46,19 @@ expect "per-field ranges: a third field" "EPERM" io "$CG" --net write net/ipv4/i
 expect "write at offset > 0 to a constrained rule" "EPERM" io "$CG" --net pwrite net/core/somaxconn 200 1
 expect "write at offset > 0 to a values rule" "EPERM" io "$CG" --uts pwrite kernel/domainname alpha 2
 expect "value longer than a constrained rule can check" "EPERM" io "$CG" --uts write kernel/domainname "$(printf 'a%.0s' $(seq 1 200))"
+
+# Enough values that some sit past their home bucket in the values table
+# (sysctl_guard.h): every one is found, and one not listed is not.
+new_cgroup MANY
+N=3000
+P=$(policy many-values "$(python3 -c 'import json, sys
+n = int(sys.argv[1])
+print(json.dumps({"version": 1, "default": "read", "rules": [{"name": "kernel.domainname",
+      "access": "read-write", "values": ["d%d" % i for i in range(n)]}]}))' $N)")
+attach "$MANY" "$P" || finish
+ARGS=()
+for ((i = 0; i < N; i++)); do ARGS+=(write kernel/domainname "d$i"); done
+allowed() { io "$@" | grep -cx ok; }
+expect "all $N listed values are allowed" "$N" allowed "$MANY" --uts "${ARGS[@]}"
+expect "a value not listed among them is denied" "EPERM" io "$MANY" --uts write kernel/domainname "d$N"
 finish
