@@ -14,38 +14,39 @@ uint32_t sg_hash_homes_for(size_t n)
 	return homes ? (uint32_t)homes : 1;
 }
 
-/* Puts entry @e in the first free slot within reach of @home; false when there is none. */
+/*
+ * Puts entry @e in the first free slot within reach of @home; false when
+ * there is none. The array reaches the bucket it went into: past the array's
+ * end a lookup finds no bucket, which the program takes for a miss, as it
+ * would a free slot.
+ */
 static bool place(struct sg_hash_plan *plan, uint8_t *used, uint32_t home, uint32_t e)
 {
 	for (uint32_t b = home; b < home + SG_HASH_PROBES; b++) {
 		if (used[b] < SG_HASH_WAYS) {
 			plan->slot_entry[(size_t)b * SG_HASH_WAYS + used[b]++] = e;
+			if (b >= plan->n_buckets)
+				plan->n_buckets = b + 1;
 			return true;
 		}
 	}
 	return false;
 }
 
-/*
- * One try at plan->n_homes: true when every entry found a slot. The array
- * ends after the last bucket used: past it a lookup finds no bucket, which
- * the program takes for a miss, as it would a free slot.
- */
+/* One try at plan->n_homes: true when every entry found a slot. */
 static bool try_plan(const uint64_t *hashes, size_t n, struct sg_hash_plan *plan)
 {
 	const uint32_t most_buckets = plan->n_homes + SG_HASH_PROBES - 1;
 	const size_t slots = (size_t)most_buckets * SG_HASH_WAYS;
 	_cleanup_free_ uint8_t *used = sg_xcalloc(most_buckets, 1);
 
+	plan->n_buckets = plan->n_homes;
 	plan->slot_entry = sg_xrealloc(plan->slot_entry, slots, sizeof(*plan->slot_entry));
 	for (size_t s = 0; s < slots; s++)
 		plan->slot_entry[s] = SG_HASH_FREE;
 	for (size_t e = 0; e < n; e++)
 		if (!place(plan, used, sg_home_bucket(hashes[e], plan->n_homes), (uint32_t)e))
 			return false;
-	plan->n_buckets = plan->n_homes;
-	while (plan->n_buckets < most_buckets && used[plan->n_buckets])
-		plan->n_buckets++;
 	return true;
 }
 

@@ -21,7 +21,7 @@ struct sg_hash_plan {
 };
 
 /*
- * The home buckets a table of @n entries starts with: half its slots used.
+ * The home buckets a table of @n entries starts with, for a load of 50%.
  * Then nearly every plan of thousands of random hashes succeeds at the
  * first size (a simulation: 50 of 50 for 10,000; 40 of 50 at 60%).
  */
@@ -31,7 +31,8 @@ uint32_t sg_hash_homes_for(size_t n);
  * Places entries 0..@n-1, whose hashes (sg_exact_hash, sg_value_slot_hash)
  * are @hashes, growing the table until each is within reach of its home
  * bucket. 0, or -E2BIG when they do not fit even a table of 32 slots per
- * entry (more than SG_HASH_WAYS * SG_HASH_PROBES entries of one hash).
+ * entry: more than SG_HASH_WAYS * SG_HASH_PROBES of them share the top 32
+ * bits of their hash, or come that close at every size tried.
  */
 int sg_hash_plan(const uint64_t *hashes, size_t n, struct sg_hash_plan *plan);
 

@@ -113,8 +113,10 @@ int sg_pins_lock(bool exclusive);
  * A test seam: SYSCTL_GUARD_FAULT=STEP[,STEP...] makes those kernel steps
  * fail (bpffs, map_create, prog_load, map_update, attach, pin, rename), so
  * tests can show that every failure leaves nothing attached or pinned;
- * "rewrite" makes the probe find that the kernel ignores rewrites, and
- * "inputs" leaves a policy's inputs unrecorded, as a full record does. It
+ * "rewrite" makes the probe find that the kernel ignores rewrites,
+ * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
+ * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
+ * together at every size would. It
  * can only make the hook fail, deny what a rewrite or clamp rule would
  * have changed, or parse again: it fails closed. Returns -EIO for a chosen
  * step.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tables.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -150,7 +151,8 @@ struct table_sizes {
 /*
  * The map of pin @pin as the program's outer maps expect their inner maps
  * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
- * sizes, and flags.
+ * sizes, and flags. It reads only @pin's own size in @sz: the thread that
+ * plans one hashed table may be setting the other's.
  */
 static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
 				  const struct table_sizes *sz)
@@ -401,11 +403,15 @@ static void hashed_tables_free(struct hashed_tables *t)
 	t->value_keys = NULL;
 }
 
+/* The key of a short name (is_long_name false), zero padded as the program's. */
 static void short_key_of(const struct sg_exact_name *e, struct sg_exact_short_key *key)
 {
+	size_t len = strlen(e->name);
+
+	assert(!is_long_name(len));
 	memset(key, 0, sizeof(*key));
 	key->layer = e->layer;
-	memcpy(key->name, e->name, strlen(e->name));
+	memcpy(key->name, e->name, len);
 }
 
 static int plan_exact(struct hashed_tables *t, const struct sg_compiled *c, size_t n_long)
@@ -540,7 +546,12 @@ static const size_t make_order[] = {SG_TABLE_EXACT, SG_TABLE_DFA,	 SG_TABLE_VALU
 				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
 _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
 
-/* Plans the hashed table of pin @pin, if it is one: its map's size follows. */
+/*
+ * Plans the hashed table of pin @pin, if it is one: its map's size follows.
+ * A plan that fails (entries whose hashes crowd together at every size, which
+ * a new seed would all but surely undo) is -EOVERFLOW, told apart from the
+ * kernel's errors (sg_tables_get).
+ */
 static int plan_table(struct maps_work *w, size_t pin)
 {
 	int r = 0;
@@ -551,7 +562,10 @@ static int plan_table(struct maps_work *w, size_t pin)
 		r = plan_values(&w->hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = w->hashed.values.n_buckets;
 	}
-	return r;
+	if (r == 0 && (pin == SG_TABLE_EXACT || pin == SG_TABLE_VALUES) &&
+	    sg_injected_fault("plan"))
+		r = -E2BIG;
+	return r < 0 ? -EOVERFLOW : 0;
 }
 
 static int make_map(struct maps_work *w, size_t pin)
@@ -1152,6 +1166,13 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "all %d policy slots are in use: run `sysctl-guard gc` "
 			    "to free the policies no container uses",
 			    SG_MAX_POLICIES - 1);
+		if (r == -EOVERFLOW)
+			return sg_system_error(
+			    err, EOVERFLOW,
+			    "cannot lay out the hash tables of policy %s: too many "
+			    "of its names or values hash alike under this seed; "
+			    "a new attempt draws a new one",
+			    out->key);
 		return sg_system_error(err, -r,
 				       "cannot put the tables of policy %s in the kernel: %s",
 				       out->key, strerror(-r));

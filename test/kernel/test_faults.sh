@@ -48,6 +48,10 @@ for step in $FILL_STEPS; do
 	expect "$step fails in a large policy: nothing attached" "0" programs_on "$CG"
 	expect "$step fails in a large policy: no staging left (guard, policy)" "0 0" staging_both
 done
+expect "a hash table that cannot be laid out: exit status 2, said so" "2 yes" sh -c \
+	"out=\$(SYSCTL_GUARD_FAULT=plan \"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'cannot lay out the hash tables' && echo yes)"
+expect "a hash table that cannot be laid out: nothing attached" "0" programs_on "$CG"
+expect "a hash table that cannot be laid out: no staging left (guard, policy)" "0 0" staging_both
 expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
 	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 "$SG" detach --cgroup "$CG" >/dev/null

@@ -121,10 +121,10 @@ TEST(one_hash_fills_what_one_lookup_reaches_and_no_more)
 	CHECK(p.slot_entry == NULL && p.n_homes == 0 && p.n_buckets == 0);
 }
 
-/* The last home bucket's entries go on into the buckets past it. */
+/* The last home bucket's entries go on into the buckets past it, the last one partly filled. */
 TEST(probes_go_past_the_last_home)
 {
-	enum { N = 3 * SG_HASH_WAYS };
+	enum { N = 2 * SG_HASH_WAYS + 3 };
 	uint64_t hashes[N];
 	struct sg_hash_plan p;
 
@@ -133,6 +133,8 @@ TEST(probes_go_past_the_last_home)
 	CHECK(sg_hash_plan(hashes, N, &p) == 0);
 	check_plan(&p, hashes, N);
 	CHECK(p.n_buckets == p.n_homes + 2);
+	CHECK(p.slot_entry[(size_t)(p.n_homes + 1) * SG_HASH_WAYS + 2] != SG_HASH_FREE);
+	CHECK(p.slot_entry[(size_t)(p.n_homes + 1) * SG_HASH_WAYS + 3] == SG_HASH_FREE);
 	sg_hash_plan_free(&p);
 }
 
