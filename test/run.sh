@@ -90,6 +90,8 @@ cleanup_node() {
 	fi
 }
 trap cleanup_node EXIT
+trap 'exit 143' TERM # through the EXIT trap: bash skips it on a signal
+trap 'exit 130' INT
 if ! { setup build && ninja -C build; }; then
 	echo "build failed"
 	echo "0 passed, 1 failed, 0 skipped"
