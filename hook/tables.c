@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tables.h"
 
-#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "eval.h"
-#include "hashtab.h"
+#include "layout.h"
 #include "siphash.h"
 #include "util.h"
 
@@ -119,19 +118,6 @@ static uint32_t counter_rows(const struct sg_compiled *c)
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
-/* Whether a name of @len bytes goes into the exact table with the long keys. */
-static bool is_long_name(size_t len)
-{
-	return len + 1 > SG_SHORT_NAME_MAX;
-}
-
-static size_t long_names(const struct sg_compiled *c)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < c->n_exact; i++)
-		n += is_long_name(strlen(c->exact[i].name));
-	return n;
-}
 
 /* A map's shape: what the program's outer maps expect of their inner maps. */
 struct map_shape {
@@ -361,7 +347,7 @@ static int fill_long_names(int fd, const struct sg_compiled *c)
 	for (size_t i = 0; r == 0 && i < c->n_exact; i++) {
 		const struct sg_exact_name *e = &c->exact[i];
 		size_t len = strlen(e->name);
-		if (!is_long_name(len))
+		if (!sg_is_long_name(len))
 			continue;
 		memset(&keys[n], 0, sizeof(keys[n]));
 		keys[n].layer = e->layer;
@@ -379,119 +365,26 @@ static int fill_long_names(int fd, const struct sg_compiled *c)
 	return r;
 }
 
-/*
- * The hashed tables (sysctl_guard.h) in the making: where their entries go,
- * and what the entries are. Each is planned by the thread that makes its map.
- */
-struct hashed_tables {
-	uint64_t seed; /* the policy's table_seed */
-	struct sg_hash_plan exact, values;
-	uint32_t *short_names;		      /* exact's entries: indices into c->exact */
-	uint64_t *short_hashes;		      /* and their hashes, for the tags */
-	struct sg_value_hash_key *value_keys; /* values' entries */
-};
-
-static void hashed_tables_free(struct hashed_tables *t)
-{
-	sg_hash_plan_free(&t->exact);
-	sg_hash_plan_free(&t->values);
-	free(t->short_names);
-	free(t->short_hashes);
-	free(t->value_keys);
-	t->short_names = NULL;
-	t->short_hashes = NULL;
-	t->value_keys = NULL;
-}
-
-/* The key of a short name (is_long_name false), zero padded as the program's. */
-static void short_key_of(const struct sg_exact_name *e, struct sg_exact_short_key *key)
-{
-	size_t len = strlen(e->name);
-
-	assert(!is_long_name(len));
-	memset(key, 0, sizeof(*key));
-	key->layer = e->layer;
-	memcpy(key->name, e->name, len);
-}
-
-static int plan_exact(struct hashed_tables *t, const struct sg_compiled *c, size_t n_long)
-{
-	const size_t n_short = c->n_exact - n_long;
-	size_t n = 0;
-
-	t->short_names = sg_xcalloc(n_short, sizeof(*t->short_names));
-	t->short_hashes = sg_xcalloc(n_short, sizeof(*t->short_hashes));
-	for (size_t i = 0; i < c->n_exact; i++) {
-		struct sg_exact_short_key key;
-		if (is_long_name(strlen(c->exact[i].name)))
-			continue;
-		short_key_of(&c->exact[i], &key);
-		t->short_names[n] = (uint32_t)i;
-		t->short_hashes[n++] = sg_exact_hash(&key, t->seed);
-	}
-	return sg_hash_plan(t->short_hashes, n, &t->exact);
-}
-
-/* The values' keys: each value's hash under the policy's values-hash key. */
-static int plan_values(struct hashed_tables *t, const struct sg_compiled *c,
-		       const __u64 hash_key[2])
-{
-	_cleanup_free_ uint64_t *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
-
-	t->value_keys = sg_xcalloc(c->n_values, sizeof(*t->value_keys));
-	for (size_t i = 0; i < c->n_values; i++) {
-		struct sg_value_hash_key *key = &t->value_keys[i];
-		key->rule = c->values[i].rule;
-		key->hash = sg_value_hash(hash_key, c->values[i].value);
-		hashes[i] = sg_value_slot_hash(key, t->seed);
-	}
-	return sg_hash_plan(hashes, c->n_values, &t->values);
-}
-
+/* fill_mapped's writers of the hashed tables' buckets (layout.h). */
 struct hashed_fill {
 	const struct sg_compiled *c;
-	const struct hashed_tables *t;
+	const struct sg_hashed_tables *t;
 };
 
 static void exact_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
 	const struct hashed_fill *f = arg;
-	for (size_t k = 0; k < count; k++) {
-		struct sg_exact_bucket *b = (struct sg_exact_bucket *)(dst + k * stride);
-		const uint32_t *entry = &f->t->exact.slot_entry[(first + k) * SG_HASH_WAYS];
-		memset(b, 0, sizeof(*b));
-		for (size_t w = 0; w < SG_HASH_WAYS; w++) {
-			const struct sg_exact_name *e;
-			if (entry[w] == SG_HASH_FREE) {
-				b->slot[w].rule = SG_NO_RULE;
-				continue;
-			}
-			e = &f->c->exact[f->t->short_names[entry[w]]];
-			short_key_of(e, &b->slot[w].key);
-			b->slot[w].rule = e->rule;
-			b->slot[w].tag = sg_exact_tag(f->t->short_hashes[entry[w]]);
-		}
-	}
+	sg_lay_exact_buckets(f->t, f->c, first, count, dst, stride);
 }
 
 static void value_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
 	const struct hashed_fill *f = arg;
-	for (size_t k = 0; k < count; k++) {
-		struct sg_value_bucket *b = (struct sg_value_bucket *)(dst + k * stride);
-		const uint32_t *entry = &f->t->values.slot_entry[(first + k) * SG_HASH_WAYS];
-		memset(b, 0, sizeof(*b));
-		for (size_t w = 0; w < SG_HASH_WAYS; w++) {
-			if (entry[w] == SG_HASH_FREE)
-				b->slot[w].rule = SG_NO_RULE;
-			else
-				b->slot[w] = f->t->value_keys[entry[w]];
-		}
-	}
+	sg_lay_value_buckets(f->t, first, count, dst, stride);
 }
 
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
-static int fill_map(int fd, size_t pin, const struct sg_compiled *c, const struct hashed_tables *t)
+static int fill_map(int fd, size_t pin, const struct sg_compiled *c, const struct sg_hashed_tables *t)
 {
 	void *arg = (void *)c; /* the fills only read it */
 	struct names_cursor names = {.c = c};
@@ -535,7 +428,7 @@ struct maps_work {
 	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
 	struct policy_maps *m;
 	struct table_sizes sizes; /* each bucket count set by the thread that plans its table */
-	struct hashed_tables hashed;
+	struct sg_hashed_tables hashed;
 	size_t next; /* the next index of make_order to take (atomic) */
 	int error;   /* 0 or the first negative errno (atomic) */
 };
@@ -556,10 +449,10 @@ static int plan_table(struct maps_work *w, size_t pin)
 {
 	int r = 0;
 	if (pin == SG_TABLE_EXACT) {
-		r = plan_exact(&w->hashed, w->c, w->sizes.n_long);
+		r = sg_plan_exact(&w->hashed, w->c);
 		w->sizes.exact_buckets = w->hashed.exact.n_buckets;
 	} else if (pin == SG_TABLE_VALUES) {
-		r = plan_values(&w->hashed, w->c, w->info->config.hash_key);
+		r = sg_plan_values(&w->hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = w->hashed.values.n_buckets;
 	}
 	if (r == 0 && (pin == SG_TABLE_EXACT || pin == SG_TABLE_VALUES) &&
@@ -663,7 +556,7 @@ static int end_maps(struct maps_making *mk, bool cancel)
 		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
 	mk->w.info->config.exact_homes = mk->w.hashed.exact.n_homes;
 	mk->w.info->config.value_homes = mk->w.hashed.values.n_homes;
-	hashed_tables_free(&mk->w.hashed);
+	sg_hashed_tables_free(&mk->w.hashed);
 	return mk->w.error;
 }
 
@@ -1122,7 +1015,7 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, st
 	struct maps_making mk;
 	struct sg_policy_info info;
 	char staging[PATH_MAX];
-	const size_t n_long = long_names(c);
+	const size_t n_long = sg_long_names(c);
 	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
 
 	memset(m.fds, -1, sizeof(m.fds));
