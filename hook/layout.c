@@ -45,8 +45,7 @@ int sg_plan_exact(struct sg_hashed_tables *t, const struct sg_compiled *c)
 }
 
 /* The values' keys: each value's hash under the policy's values-hash key. */
-int sg_plan_values(struct sg_hashed_tables *t, const struct sg_compiled *c,
-		   const __u64 hash_key[2])
+int sg_plan_values(struct sg_hashed_tables *t, const struct sg_compiled *c, const __u64 hash_key[2])
 {
 	_cleanup_free_ uint64_t *hashes = sg_xcalloc(c->n_values, sizeof(*hashes));
 
@@ -81,8 +80,8 @@ void sg_lay_exact_buckets(const struct sg_hashed_tables *t, const struct sg_comp
 	}
 }
 
-void sg_lay_value_buckets(const struct sg_hashed_tables *t, size_t first, size_t count,
-			  char *dst, size_t stride)
+void sg_lay_value_buckets(const struct sg_hashed_tables *t, size_t first, size_t count, char *dst,
+			  size_t stride)
 {
 	for (size_t k = 0; k < count; k++) {
 		struct sg_value_bucket *b = (struct sg_value_bucket *)(dst + k * stride);

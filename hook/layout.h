@@ -43,8 +43,8 @@ int sg_plan_values(struct sg_hashed_tables *t, const struct sg_compiled *c,
 /* Writes @count buckets from bucket @first on at @dst, @stride bytes apart. */
 void sg_lay_exact_buckets(const struct sg_hashed_tables *t, const struct sg_compiled *c,
 			  size_t first, size_t count, char *dst, size_t stride);
-void sg_lay_value_buckets(const struct sg_hashed_tables *t, size_t first, size_t count,
-			  char *dst, size_t stride);
+void sg_lay_value_buckets(const struct sg_hashed_tables *t, size_t first, size_t count, char *dst,
+			  size_t stride);
 
 void sg_hashed_tables_free(struct sg_hashed_tables *t);
 

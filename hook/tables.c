@@ -118,7 +118,6 @@ static uint32_t counter_rows(const struct sg_compiled *c)
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
-
 /* A map's shape: what the program's outer maps expect of their inner maps. */
 struct map_shape {
 	enum bpf_map_type type;
@@ -384,7 +383,8 @@ static void value_buckets_at(size_t first, size_t count, char *dst, size_t strid
 }
 
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
-static int fill_map(int fd, size_t pin, const struct sg_compiled *c, const struct sg_hashed_tables *t)
+static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
+		    const struct sg_hashed_tables *t)
 {
 	void *arg = (void *)c; /* the fills only read it */
 	struct names_cursor names = {.c = c};
