@@ -21,8 +21,9 @@ const volatile struct sg_program_config program_config = {};
  * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
  * each policy's may have its own size (hash maps may anyway); the large ones,
  * the hashed tables among them (sysctl_guard.h), are BPF_F_MMAPABLE, so the
- * loader fills them with a copy instead of an update per element. The counters are a plain array
- * added to atomically: per-CPU arrays cannot vary in size as inner maps.
+ * loader fills them with a copy instead of an update per element. The
+ * counters are a plain array added to atomically: per-CPU arrays cannot vary
+ * in size as inner maps.
  */
 #define SG_OUTER_MAP(name, inner_type, inner_flags, inner_key, inner_value)                        \
 	struct {                                                                                   \

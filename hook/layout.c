@@ -28,11 +28,11 @@ void sg_exact_short_key_of(const struct sg_exact_name *e, struct sg_exact_short_
 
 int sg_plan_exact(struct sg_hashed_tables *t, const struct sg_compiled *c)
 {
-	const size_t n_short = c->n_exact - sg_long_names(c);
 	size_t n = 0;
 
-	t->short_names = sg_xcalloc(n_short, sizeof(*t->short_names));
-	t->short_hashes = sg_xcalloc(n_short, sizeof(*t->short_hashes));
+	/* Room for every name: the long ones, few, are skipped below. */
+	t->short_names = sg_xcalloc(c->n_exact, sizeof(*t->short_names));
+	t->short_hashes = sg_xcalloc(c->n_exact, sizeof(*t->short_hashes));
 	for (size_t i = 0; i < c->n_exact; i++) {
 		struct sg_exact_short_key key;
 		if (sg_is_long_name(strlen(c->exact[i].name)))

@@ -447,16 +447,18 @@ _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every p
  */
 static int plan_table(struct maps_work *w, size_t pin)
 {
-	int r = 0;
+	int r;
+
 	if (pin == SG_TABLE_EXACT) {
 		r = sg_plan_exact(&w->hashed, w->c);
 		w->sizes.exact_buckets = w->hashed.exact.n_buckets;
 	} else if (pin == SG_TABLE_VALUES) {
 		r = sg_plan_values(&w->hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = w->hashed.values.n_buckets;
+	} else {
+		return 0;
 	}
-	if (r == 0 && (pin == SG_TABLE_EXACT || pin == SG_TABLE_VALUES) &&
-	    sg_injected_fault("plan"))
+	if (r == 0 && sg_injected_fault("plan"))
 		r = -E2BIG;
 	return r < 0 ? -EOVERFLOW : 0;
 }
@@ -757,6 +759,16 @@ static void mark_name(const char *label, char out[NAME_MAX + 1])
 	out[n] = '\0';
 }
 
+static bool is_mark(const char *name)
+{
+	return strncmp(name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0;
+}
+
+static void mark_path(const char *key, const char *name, char path[PATH_MAX])
+{
+	snprintf(path, PATH_MAX, "%s/%s/%s", SG_POLICY_ROOT, key, name);
+}
+
 static int mark(const char *key, const char *name)
 {
 	char path[PATH_MAX];
@@ -764,7 +776,7 @@ static int mark(const char *key, const char *name)
 
 	if (fd < 0)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
+	mark_path(key, name, path);
 	if (bpf_obj_pin(fd, path) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
@@ -801,7 +813,7 @@ static void for_each_mark(const char *except, void (*visit)(const char *, const 
 		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, p->d_name);
 		DIR *policy = opendir(path);
 		for (struct dirent *m; policy && (m = readdir(policy));)
-			if (strncmp(m->d_name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0)
+			if (is_mark(m->d_name))
 				visit(p->d_name, m->d_name, arg);
 		if (policy)
 			closedir(policy);
@@ -813,7 +825,7 @@ static void for_each_mark(const char *except, void (*visit)(const char *, const 
 static void unpin_mark(const char *key, const char *name)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
+	mark_path(key, name, path);
 	unlink(path);
 }
 
@@ -875,7 +887,7 @@ bool sg_tables_is_preloaded(const char *key)
 	bool marked = false;
 
 	for (struct dirent *de; dir && !marked && (de = readdir(dir));)
-		marked = strncmp(de->d_name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0;
+		marked = is_mark(de->d_name);
 	if (dir)
 		closedir(dir);
 	return marked;
