@@ -42,15 +42,41 @@ struct cursor {
 	struct sg_pos pos;
 };
 
-/* Offsets asked for only grow while parsing, so the scan is linear overall. */
+/*
+ * Whether any of the eight bytes of @w is a newline or not ASCII: those are
+ * the bytes that do more than add a column (a UTF-8 continuation byte adds
+ * none). A zero byte of w ^ "\n\n..." shows in the classic has-zero test.
+ */
+static bool has_line_or_utf8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t nl = w ^ (ones * '\n');
+	return (((nl - ones) & ~nl) | w) & highs;
+}
+
+/*
+ * Offsets asked for only grow while parsing, so the scan is linear overall;
+ * it takes eight bytes at a time while they are plain ASCII on one line,
+ * which a policy file nearly always is (a byte at a time, the scan was a
+ * tenth of a large policy's parse).
+ */
 static struct sg_pos cursor_at(struct cursor *c, size_t offset)
 {
 	if (offset < c->offset || c->pos.line == 0) {
 		c->offset = 0;
 		c->pos = (struct sg_pos){1, 1};
 	}
-	for (; c->offset < offset; c->offset++) {
-		unsigned char ch = (unsigned char)c->text[c->offset];
+	while (c->offset < offset) {
+		uint64_t w;
+		if (offset - c->offset >= sizeof(w)) {
+			memcpy(&w, c->text + c->offset, sizeof(w));
+			if (!has_line_or_utf8(w)) {
+				c->offset += sizeof(w);
+				c->pos.col += (unsigned)sizeof(w);
+				continue;
+			}
+		}
+		unsigned char ch = (unsigned char)c->text[c->offset++];
 		if (ch == '\n') {
 			c->pos.line++;
 			c->pos.col = 1;

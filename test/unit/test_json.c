@@ -453,6 +453,64 @@ static char *wide(size_t n, bool array, const char *last_key)
 	return s;
 }
 
+/* line:column of byte @offset of @text, counted a byte at a time: the reference. */
+static struct sg_pos reference_pos(const char *text, size_t offset)
+{
+	struct sg_pos pos = {1, 1};
+	for (size_t i = 0; i < offset; i++) {
+		unsigned char ch = (unsigned char)text[i];
+		if (ch == '\n') {
+			pos.line++;
+			pos.col = 1;
+		} else if ((ch & 0xc0) != 0x80) {
+			pos.col++;
+		}
+	}
+	return pos;
+}
+
+TEST(positions_on_long_lines_of_mixed_text)
+{
+	/*
+	 * Keys after runs of every length of ASCII, "é" and "✓", on one line
+	 * and across lines: the cursor takes eight plain bytes at a time, so
+	 * every alignment of a newline or a multi-byte character must count.
+	 */
+	static const char *const pieces[] = {"a", "\xc3\xa9", "\xe2\x9c\x93", " "};
+	char text[16384];
+	size_t len = 0;
+
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "{");
+	for (int i = 0; i < 96; i++) {
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\"k%d\": \"",
+					i ? "," : "", i);
+		for (int j = 0; j < i % 19; j++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s",
+						pieces[(i * 7 + j) % (i % 3 ? 3 : 1)]);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "\"%s",
+					i % 5 == 4 ? "\n" : "");
+	}
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "}");
+	CHECK(len < sizeof(text) - 1);
+
+	_cleanup_json_ struct sg_json *root = parse(text);
+	if (!root)
+		return;
+	for (int i = 0; i < 96; i++) {
+		char key[16], quoted[20];
+		snprintf(key, sizeof(key), "k%d", i);
+		snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+		const char *at = strstr(text, quoted);
+		CHECK(at != NULL);
+		if (!at)
+			continue;
+		struct sg_pos want = reference_pos(text, (size_t)(at - text));
+		CHECK_POS(key_pos(root, key), want.line, want.col);
+		want = reference_pos(text, (size_t)(at - text) + strlen(quoted) + 2);
+		CHECK_POS(sg_json_get(root, key)->pos, want.line, want.col);
+	}
+}
+
 static double seconds(void)
 {
 	struct timespec t;
@@ -515,4 +573,5 @@ RUN_TESTS(T(positions_of_values_and_keys), T(positions_count_characters_and_skip
 	  T(positions_of_top_level_scalars), T(numbers), T(strings_and_lookups),
 	  T(only_len_bytes_are_read), T(duplicate_keys), T(nul_bytes), T(invalid_utf8),
 	  T(depth_limit), T(syntax_errors), T(empty_input), T(lone_surrogates),
-	  T(only_json_whitespace), T(large_inputs_stay_linear), T(quoting_for_messages))
+	  T(only_json_whitespace), T(positions_on_long_lines_of_mixed_text),
+	  T(large_inputs_stay_linear), T(quoting_for_messages))
