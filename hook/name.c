@@ -58,48 +58,69 @@ static bool has_globstar(const char *s, size_t len)
 	return false;
 }
 
-/* Checks the components of the slash-form @s of @name, as written. */
-static int check_components(const char *s, const char *name, struct sg_err *err)
+/*
+ * Checks the component of @len bytes at @comp of the slash form of @name:
+ * @first, @last whether it is the first or the last one.
+ */
+static int check_component(const char *comp, size_t len, bool first, bool last, const char *name,
+			   struct sg_err *err)
 {
-	const char *comp = s;
 	char q[128];
 
-	for (;;) {
-		size_t len = (size_t)(strchrnul(comp, '/') - comp);
-		bool last = comp[len] == '\0';
-
-		if (len == 0) {
-			if (comp == s)
-				return sg_input_error(
-				    err,
-				    "%s starts with a separator; write names "
-				    "relative to /proc/sys, like net.ipv4.tcp_rmem",
-				    quote(name, q, sizeof(q)));
-			if (last)
-				return sg_input_error(err,
-						      "%s ends with a separator; remove the "
-						      "trailing '.' or '/'",
-						      quote(name, q, sizeof(q)));
+	if (len == 0) {
+		if (first)
 			return sg_input_error(err,
-					      "%s has an empty component (two separators in a "
-					      "row); separate components with one '.' or '/'",
+					      "%s starts with a separator; write names "
+					      "relative to /proc/sys, like net.ipv4.tcp_rmem",
 					      quote(name, q, sizeof(q)));
-		}
-		if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
-			return sg_input_error(err,
-					      "%s has a component \"%.*s\", which no sysctl has; "
-					      "name the sysctl itself",
-					      quote(name, q, sizeof(q)), (int)len, comp);
-		if (len != 2 && has_globstar(comp, len))
-			return sg_input_error(err,
-					      "%s: component \"%.*s\" mixes ** with other "
-					      "characters; ** must be a whole component "
-					      "(net.**.rp_filter), use * within a component",
-					      quote(name, q, sizeof(q)), (int)len, comp);
 		if (last)
-			return 0;
-		comp += len + 1;
+			return sg_input_error(err,
+					      "%s ends with a separator; remove the "
+					      "trailing '.' or '/'",
+					      quote(name, q, sizeof(q)));
+		return sg_input_error(err,
+				      "%s has an empty component (two separators in a "
+				      "row); separate components with one '.' or '/'",
+				      quote(name, q, sizeof(q)));
 	}
+	if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
+		return sg_input_error(err,
+				      "%s has a component \"%.*s\", which no sysctl has; "
+				      "name the sysctl itself",
+				      quote(name, q, sizeof(q)), (int)len, comp);
+	if (len != 2 && has_globstar(comp, len))
+		return sg_input_error(err,
+				      "%s: component \"%.*s\" mixes ** with other "
+				      "characters; ** must be a whole component "
+				      "(net.**.rp_filter), use * within a component",
+				      quote(name, q, sizeof(q)), (int)len, comp);
+	return 0;
+}
+
+/*
+ * Writes the slash form of @name, @len bytes, to @out, checking each
+ * component as it ends. sysctl.d(5): a name whose first separator is '.'
+ * is dotted, and then '/' is a literal dot.
+ */
+static int to_slash_form(const char *name, size_t len, char first_sep, char *out,
+			 struct sg_err *err)
+{
+	const bool dotted = first_sep == '.';
+	size_t comp = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		char c = name[i];
+		if (dotted && (c == '.' || c == '/'))
+			c = c == '.' ? '/' : '.';
+		out[i] = c;
+		if (c != '/' && c != '\0')
+			continue;
+		int r = check_component(out + comp, i - comp, comp == 0, c == '\0', name, err);
+		if (r < 0)
+			return r;
+		comp = i + 1;
+	}
+	return 0;
 }
 
 int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err)
@@ -115,46 +136,38 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	if (strncmp(name, PROC_SYS, strlen(PROC_SYS)) == 0 && name[strlen(PROC_SYS)])
 		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"",
 				      quote(name, q, sizeof(q)), name + strlen(PROC_SYS));
-	for (size_t i = 0; name[i]; i++) {
-		if (is_space_or_control((unsigned char)name[i]))
+	/* One pass for the length, the first separator and any byte no name has. */
+	size_t len = 0;
+	char first_sep = '\0';
+	for (; name[len]; len++) {
+		unsigned char c = (unsigned char)name[len];
+		if (is_space_or_control(c))
 			return sg_input_error(err,
 					      "%s contains whitespace or a control character "
 					      "(byte %zu); sysctl names have none",
-					      quote(name, q, sizeof(q)), i + 1);
+					      quote(name, q, sizeof(q)), len + 1);
+		if (!first_sep && (c == '.' || c == '/'))
+			first_sep = (char)c;
 	}
-	size_t len = strlen(name);
 	if (len + 1 > limit)
 		return sg_input_error(err,
 				      "%s is %zu characters long; sysctl-guard handles names of at "
 				      "most %zu characters",
 				      quote(name, q, sizeof(q)), len, limit ? limit - 1 : 0);
-
-	/* sysctl.d(5): a name whose first separator is '.' is dotted, and then '/' is a literal
-	 * dot. */
-	const char *first_sep = strpbrk(name, "./");
-	bool dotted = first_sep && *first_sep == '.';
-	for (size_t i = 0; i <= len; i++) {
-		char c = name[i];
-		if (dotted && c == '.')
-			c = '/';
-		else if (dotted && c == '/')
-			c = '.';
-		out[i] = c;
-	}
-
-	int r = check_components(out, name, err);
-	if (r < 0) {
+	int r = to_slash_form(name, len, first_sep, out, err);
+	if (r < 0)
 		out[0] = '\0';
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 bool sg_pattern_is_literal(const char *pattern)
 {
-	/* Two scans for one character each: the compiler asks about every rule,
-	 * and musl's strpbrk builds a byte set at each call. */
-	return !strchr(pattern, '*') && !strchr(pattern, '?');
+	/* One scan: the compiler asks about every rule, and musl's strpbrk builds a byte set at
+	 * each call. */
+	for (const char *p = pattern; *p; p++)
+		if (*p == '*' || *p == '?')
+			return false;
+	return true;
 }
 
 /* Separators count too: like letters, they are characters a matching name must have. */
