@@ -63,8 +63,11 @@ static const uint32_t needed[] = {
     __NR_uname,
     __NR_flock,
     __NR_symlinkat,
-    /* placing a new policy's tables (hook/tables.c): children and threads, no exec */
+    /* placing a new policy's tables (hook/placer.c): a child, threads and a socket, no exec */
     __NR_clone,
+    __NR_socketpair,
+    __NR_recvmsg,
+    __NR_close_range,
     __NR_wait4,
     __NR_set_robust_list,
     __NR_sched_yield,

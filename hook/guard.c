@@ -256,18 +256,24 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
 			       struct sg_err *err)
 {
+	struct sg_placer placer;
+	int r = 0;
+
 	if (digest && sg_tables_find_by_inputs(prog, *digest, tables, description) == 0) {
 		sg_debug("policy %s found by its inputs", tables->key);
 		return 0;
 	}
+	/* Before making: the hook is small yet (placer.h). */
+	sg_placer_start(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
-		int r = policy->make(policy->make_arg, compiled, &made_description, err);
-		if (r < 0)
-			return r;
-		snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
+		r = policy->make(policy->make_arg, compiled, &made_description, err);
+		if (r == 0)
+			snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
 	}
-	int r = sg_tables_get(prog, *compiled, tables, err);
+	if (r == 0)
+		r = sg_tables_get(prog, *compiled, &placer, tables, err);
+	sg_placer_stop(&placer);
 	if (r == 0 && digest)
 		sg_tables_remember_inputs(prog, *digest, tables, description);
 	return r;

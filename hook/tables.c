@@ -24,6 +24,7 @@
 
 #include "eval.h"
 #include "layout.h"
+#include "placer.h"
 #include "siphash.h"
 #include "util.h"
 
@@ -620,125 +621,14 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
-/* Whether the program can find table @i of the policy at @slot. */
-static bool is_placed(const struct sg_program *prog, size_t i, uint32_t slot)
-{
-	uint32_t inner_id;
-	return bpf_map_lookup_elem(prog->outer_fds[i], &slot, &inner_id) == 0;
-}
-
-/* One outer-map update, as a helper thread of the placing child runs it. */
-struct placement {
-	int outer_fd, inner_fd;
-	uint32_t slot;
-	int error; /* 0 or the errno */
-};
-
-static void *place_one(void *arg)
-{
-	struct placement *p = arg;
-	uint32_t fd = (uint32_t)p->inner_fd;
-	p->error = bpf_map_update_elem(p->outer_fd, &p->slot, &fd, BPF_ANY) < 0 ? errno : 0;
-	return NULL;
-}
-
-/* In the placing child: every update at once, one thread each; exits with 0 or an errno. */
-static void place_in_child(struct placement *p, size_t n)
-{
-	pthread_t threads[SG_TABLE_COUNT];
-	bool started[SG_TABLE_COUNT] = {false};
-
-	/* Runtimes read the hook's output until every writer is gone: this one writes nothing. */
-	for (int std = 0; std <= 2; std++)
-		close(std);
-	for (size_t i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, place_one, &p[i]) == 0;
-	place_one(&p[0]);
-	for (size_t i = 1; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			place_one(&p[i]);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (p[i].error)
-			_exit(p[i].error);
-	_exit(0);
-}
-
-static bool all_placed(const struct sg_program *prog, uint32_t slot)
-{
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		if (!is_placed(prog, i, slot))
-			return false;
-	return true;
-}
-
-/* Waits until every table is placed, or the child reports why it could not place one. */
-static int wait_placed(const struct sg_program *prog, uint32_t slot, pid_t child)
-{
-	struct timespec start, now;
-	int status;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!all_placed(prog, slot)) {
-		if (waitpid(child, &status, WNOHANG) == child) {
-			if (WIFEXITED(status) && WEXITSTATUS(status))
-				return -WEXITSTATUS(status);
-			/*
-			 * The child may have made its last update, waited out the
-			 * grace period and exited since the look above (a busy
-			 * node): what it placed is there now.
-			 */
-			return WIFEXITED(status) && all_placed(prog, slot) ? 0 : -EIO;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		/* A node too busy to run the child for this long: give up. */
-		if (now.tv_sec - start.tv_sec > 20)
-			return -ETIMEDOUT;
-		/* The update shows within microseconds of the child's call: let it run. */
-		sched_yield();
-	}
-	return 0;
-}
-
-/*
- * Starts putting the policy's tables at its slot of every outer map, where
- * the program can find them. The kernel makes an outer-map update visible at
- * once, then waits for an RCU grace period before the syscall returns, so
- * that no program still uses the inner map it replaced (10 to 25 ms each on
- * these machines). A fresh slot replaced nothing, so nobody needs that wait:
- * a child makes the updates side by side, one thread each, and waits it out
- * detached. *@child: the child, or -1 when the updates were made here.
+/* Starts putting the policy's tables at its slot of every outer map, where the program finds them.
  */
 static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
-			 pid_t *child)
+			 struct sg_placer *placer)
 {
-	struct placement p[SG_TABLE_COUNT];
-
-	*child = -1;
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		p[i] = (struct placement){prog->outer_fds[i], m->fds[i], slot, 0};
-	*child = fork();
-	if (*child == 0)
-		place_in_child(p, SG_TABLE_COUNT);
-	if (*child > 0)
-		return 0;
-	/* Without a child, the updates happen here, waits included. */
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
-		place_one(&p[i]);
-		if (p[i].error)
-			return -p[i].error;
-	}
-	return 0;
-}
-
-/* Returns once every table is in place, as soon as the hook sees them there. */
-static int finish_placing(const struct sg_program *prog, uint32_t slot, pid_t child)
-{
-	return child > 0 ? wait_placed(prog, slot, child) : 0;
+	return sg_placer_send(placer, prog->outer_fds, m->fds, SG_TABLE_COUNT, slot);
 }
 
 int sg_tables_open_map(const char *key, const char *name)
@@ -966,7 +856,8 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
  * pins them under @key's directory, through @staging. *@info gets the slot.
  */
 static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
-			  struct sg_policy_info *info, const char *key, const char *staging)
+			  struct sg_policy_info *info, const char *key, const char *staging,
+			  struct sg_placer *placer)
 {
 	int r = claim_slot(prog, key, &info->slot);
 	if (r < 0)
@@ -976,14 +867,14 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
 	 * guard does before this returns: the tables are pinned while they
 	 * are being placed.
 	 */
-	pid_t placer;
-	r = start_placing(prog, m, info->slot, &placer);
+	r = start_placing(prog, m, info->slot, placer);
+	bool sent = r == 0;
 	if (r == 0)
 		r = write_info(m, info);
 	if (r == 0)
 		r = pin_maps(m, staging);
 	/* Also after a failure: the slot is not released under the placer's updates. */
-	int placed = finish_placing(prog, info->slot, placer);
+	int placed = sent ? sg_placer_wait(placer) : 0;
 	if (r == 0)
 		r = placed;
 	if (r == 0 && sg_injected_fault("rename"))
@@ -1021,7 +912,8 @@ static int start_making(struct sg_program *prog, const struct sg_compiled *c,
  * the map in hand, which costs the wait for it (about 2 ms for 10,000
  * rules). A small policy's maps are made only when none is found.
  */
-static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out)
+static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
+			struct sg_placer *placer, struct sg_tables *out)
 {
 	struct policy_maps m;
 	struct maps_making mk;
@@ -1047,7 +939,7 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, st
 		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
 			 (int)getpid(), out->key);
 		sg_unpin_dir(staging);
-		r = publish_tables(prog, &m, &info, out->key, staging);
+		r = publish_tables(prog, &m, &info, out->key, staging, placer);
 		sg_unpin_dir(staging);
 	}
 	close_maps(&m);
@@ -1056,11 +948,11 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, st
 	return r;
 }
 
-int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
-		  struct sg_err *err)
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_placer *placer,
+		  struct sg_tables *out, struct sg_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	int r = find_or_make(prog, c, out);
+	int r = find_or_make(prog, c, placer, out);
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)

@@ -23,6 +23,7 @@
 
 #include "compile.h"
 #include "err.h"
+#include "placer.h"
 #include "program.h"
 
 #define SG_POLICY_INFO_FORMAT 5
@@ -51,11 +52,12 @@ struct sg_tables {
 
 /*
  * Finds the tables of @compiled for program @prog, or makes, fills and pins
- * them and puts them in the program's outer maps. The caller holds the pins
- * lock (shared) until the policy is in a cgroup's storage.
+ * them and has @placer (started, placer.h) put them in the program's outer
+ * maps. The caller holds the pins lock (shared) until the policy is in a
+ * cgroup's storage.
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
-		  struct sg_tables *out, struct sg_err *err);
+		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
 
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The placer (placer.h): a child that makes outer-map updates and waits out their grace periods. */
+#include "placer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+/* One outer-map update, as a thread of the placer makes it. */
+struct update {
+	int outer_fd, inner_fd;
+	uint32_t slot;
+	int error; /* 0 or the errno */
+};
+
+/* What the hook sends, with the outer maps' fds, then the inner maps', as SCM_RIGHTS. */
+struct placement {
+	uint32_t slot;
+	uint32_t n;
+};
+
+static void *update_one(void *arg)
+{
+	struct update *u = arg;
+	uint32_t fd = (uint32_t)u->inner_fd;
+	u->error = bpf_map_update_elem(u->outer_fd, &u->slot, &fd, BPF_ANY) < 0 ? errno : 0;
+	return NULL;
+}
+
+/* Every update at once, one thread each; exits with 0 or an errno. */
+static void run_updates(struct update *u, size_t n)
+{
+	pthread_t threads[SG_PLACER_MAX];
+	bool started[SG_PLACER_MAX] = {false};
+
+	for (size_t i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, update_one, &u[i]) == 0;
+	update_one(&u[0]);
+	for (size_t i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			update_one(&u[i]);
+	}
+	int error = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].error && !error)
+			error = u[i].error;
+		close(u[i].outer_fd);
+		close(u[i].inner_fd);
+	}
+	_exit(error);
+}
+
+/* The placement the hook sent: the number of updates, or -1 when it sent none (closed). */
+static ssize_t receive(int sock, struct update *u)
+{
+	struct placement head;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {&head, sizeof(head)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+
+	if (recvmsg(sock, &msg, 0) != (ssize_t)sizeof(head) || head.n == 0 ||
+	    head.n > SG_PLACER_MAX)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int) * 2 * head.n))
+		return -1;
+	int fds[2 * SG_PLACER_MAX];
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2 * head.n);
+	for (uint32_t i = 0; i < head.n; i++)
+		u[i] = (struct update){fds[i], fds[head.n + i], head.slot, 0};
+	return head.n;
+}
+
+/* Closes every descriptor but @keep (close_range, Linux 5.9: below the kernel floor). */
+static void close_all_but(int keep)
+{
+	for (int std = 0; std <= 2 && std < keep; std++)
+		close(std);
+	if (keep > 3)
+		syscall(__NR_close_range, 3u, (unsigned)keep - 1, 0u);
+	syscall(__NR_close_range, (unsigned)keep + 1, ~0u, 0u);
+}
+
+/*
+ * Holds nothing of the hook's but its socket: runtimes read the hook's
+ * output until every writer is gone, and the pins lock is the hook's to
+ * release (the hook waits until the tables are seen placed, and what comes
+ * after only needs that).
+ */
+static void placer_main(int sock)
+{
+	struct update u[SG_PLACER_MAX];
+
+	close_all_but(sock);
+	ssize_t n = receive(sock, u);
+	close(sock);
+	if (n <= 0)
+		_exit(0);
+	run_updates(u, (size_t)n);
+}
+
+void sg_placer_start(struct sg_placer *pl)
+{
+	int sv[2];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->pid = -1;
+	pl->sock = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		placer_main(sv[1]);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return;
+	}
+	pl->pid = pid;
+	pl->sock = sv[0];
+}
+
+/* Hands the updates to the placer: false when it is gone, and they are to be made here. */
+static bool hand_over(struct sg_placer *pl, const int *outer_fds, const int *inner_fds)
+{
+	struct placement head = {pl->slot, (uint32_t)pl->n};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {&head, sizeof(head)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * 2 * pl->n)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	memset(control.buf, 0, sizeof(control.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * 2 * pl->n);
+	memcpy(CMSG_DATA(cm), outer_fds, sizeof(int) * pl->n);
+	memcpy((int *)CMSG_DATA(cm) + pl->n, inner_fds, sizeof(int) * pl->n);
+	if (sendmsg(pl->sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(head))
+		return true;
+	/* It got nothing, so it exits once the socket closes, if it is not gone already. */
+	close(pl->sock);
+	pl->sock = -1;
+	waitpid(pl->pid, NULL, 0);
+	pl->pid = -1;
+	return false;
+}
+
+int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_fds, size_t n,
+		   uint32_t slot)
+{
+	if (n == 0 || n > SG_PLACER_MAX)
+		return -EINVAL;
+	pl->slot = slot;
+	pl->n = n;
+	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
+	if (pl->pid > 0 && hand_over(pl, outer_fds, inner_fds))
+		return 0;
+	/* No placer: the updates happen here, waits included. */
+	for (size_t i = 0; i < n; i++) {
+		struct update u = {outer_fds[i], inner_fds[i], slot, 0};
+		update_one(&u);
+		if (u.error)
+			return -u.error;
+	}
+	return 0;
+}
+
+static bool all_visible(const struct sg_placer *pl)
+{
+	uint32_t inner_id;
+	for (size_t i = 0; i < pl->n; i++)
+		if (bpf_map_lookup_elem(pl->outer_fds[i], &pl->slot, &inner_id) < 0)
+			return false;
+	return true;
+}
+
+int sg_placer_wait(struct sg_placer *pl)
+{
+	struct timespec start, now;
+	int status;
+
+	if (pl->pid <= 0)
+		return 0; /* made here */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!all_visible(pl)) {
+		if (waitpid(pl->pid, &status, WNOHANG) == pl->pid) {
+			pl->pid = -1;
+			if (WIFEXITED(status) && WEXITSTATUS(status))
+				return -WEXITSTATUS(status);
+			/*
+			 * The placer may have made its last update, waited out the
+			 * grace period and exited since the look above (a busy
+			 * node): what it placed is there now.
+			 */
+			return WIFEXITED(status) && all_visible(pl) ? 0 : -EIO;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* A node too busy to run the placer for this long: give up. */
+		if (now.tv_sec - start.tv_sec > 20)
+			return -ETIMEDOUT;
+		/* An update shows within microseconds of the placer's call: let it run. */
+		sched_yield();
+	}
+	return 0;
+}
+
+void sg_placer_stop(struct sg_placer *pl)
+{
+	if (pl->sock < 0)
+		return;
+	close(pl->sock);
+	pl->sock = -1;
+	/* Given nothing, it exits at once: reaped here, not left to whoever adopts it. */
+	if (pl->pid > 0 && pl->n == 0 && waitpid(pl->pid, NULL, 0) == pl->pid)
+		pl->pid = -1;
+}
