@@ -37,27 +37,47 @@ void sg_siphash_init(struct sg_siphash *h, const uint64_t key[2])
 	h->len = 0;
 }
 
+/* Two rounds on a word in locals: the update's loop keeps the state in registers. */
+#define ABSORB_LOCAL(v0, v1, v2, v3, m)                                                            \
+	do {                                                                                       \
+		struct sg_siphash _r = {.v0 = v0, .v1 = v1, .v2 = v2, .v3 = v3};                   \
+		absorb(&_r, m);                                                                    \
+		v0 = _r.v0, v1 = _r.v1, v2 = _r.v2, v3 = _r.v3;                                    \
+	} while (0)
+
+/*
+ * Whole words however the input is cut: when the pending word holds @fill
+ * bytes, each word of input completes it and leaves its last @fill bytes
+ * pending. A policy's key hashes megabytes in pieces of every length.
+ * The state is in locals: through @h, every round stored and loaded it
+ * again, since @data may point anywhere.
+ */
 void sg_siphash_update(struct sg_siphash *h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
+	uint64_t v0 = h->v0, v1 = h->v1, v2 = h->v2, v3 = h->v3, tail = h->tail;
+	unsigned fill = (unsigned)(h->len % 8); /* bytes in tail */
 
-	/* Fill the pending word a byte at a time, then whole words. */
-	while (len > 0 && h->len % 8 != 0) {
-		h->tail |= (uint64_t)*p++ << (8 * (h->len % 8));
-		h->len++;
-		len--;
-		if (h->len % 8 == 0) {
-			absorb(h, h->tail);
-			h->tail = 0;
-		}
-	}
-	for (; len >= 8; p += 8, len -= 8, h->len += 8) {
+	h->len += len;
+	for (; len >= 8; p += 8, len -= 8) {
 		uint64_t m;
 		memcpy(&m, p, 8); /* little-endian hosts: the word as SipHash reads it */
-		absorb(h, m);
+		if (fill) {
+			uint64_t word = tail | m << (8 * fill);
+			tail = m >> (64 - 8 * fill);
+			m = word;
+		}
+		ABSORB_LOCAL(v0, v1, v2, v3, m);
 	}
-	for (; len > 0; len--, h->len++)
-		h->tail |= (uint64_t)*p++ << (8 * (h->len % 8));
+	for (; len > 0; len--) {
+		tail |= (uint64_t)*p++ << (8 * fill);
+		if (++fill == 8) {
+			ABSORB_LOCAL(v0, v1, v2, v3, tail);
+			tail = 0;
+			fill = 0;
+		}
+	}
+	h->v0 = v0, h->v1 = v1, h->v2 = v2, h->v3 = v3, h->tail = tail;
 }
 
 uint64_t sg_siphash_final(struct sg_siphash *h)

@@ -36,4 +36,22 @@ TEST(reference_vectors_whole_and_in_pieces)
 			CHECK(hash_in_pieces(msg, vectors[v].n, piece) == vectors[v].out);
 }
 
-RUN_TESTS(T(reference_vectors_whole_and_in_pieces))
+TEST(irregular_pieces_hash_as_the_whole)
+{
+	/* Pieces of 1 to 23 bytes in turn: the pending word holds every count of bytes */
+	unsigned char msg[4096];
+	const uint64_t key[2] = {0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+	struct sg_siphash whole, cut;
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (unsigned char)(i * 131 + 7);
+	sg_siphash_init(&whole, key);
+	sg_siphash_update(&whole, msg, sizeof(msg));
+	sg_siphash_init(&cut, key);
+	for (size_t at = 0, piece = 1; at < sizeof(msg); at += piece, piece = piece % 23 + 1)
+		sg_siphash_update(&cut, msg + at,
+				  sizeof(msg) - at < piece ? sizeof(msg) - at : piece);
+	CHECK(sg_siphash_final(&whole) == sg_siphash_final(&cut));
+}
+
+RUN_TESTS(T(reference_vectors_whole_and_in_pieces), T(irregular_pieces_hash_as_the_whole))
