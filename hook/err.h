@@ -38,4 +38,11 @@ static inline bool sg_err_is_set(const struct sg_err *err)
 	return err->code != 0;
 }
 
+/* An error kept aside, reported now: @src into @err, unless @err has one (the first wins). */
+static inline void sg_err_copy(struct sg_err *err, const struct sg_err *src)
+{
+	if (err && !sg_err_is_set(err))
+		*err = *src;
+}
+
 #endif

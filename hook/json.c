@@ -15,13 +15,15 @@
  * forward, and keys are checked for duplicates with a hash set per object:
  * the parse stays linear however large the input.
  *
- * The tree lives in one arena that sg_json_free releases whole: a policy of
+ * The tree lives in an arena that sg_json_free releases whole: a policy of
  * thousands of rules has hundreds of thousands of values, keys and strings,
  * and a malloc block for each cost about as much again in headers, rounding
  * and arrays grown by doubling. Members of an open container wait on the
  * builder's stack and go into the arena, at their final size, when it closes.
- * Short strings are stored once per tree: every rule repeats its keys and
- * words such as "read-write".
+ * Short strings are stored once per tree, in an arena of their own: every
+ * rule repeats its keys and words such as "read-write". The items of a
+ * streamed array (json.h) are handed out as each completes, and the arena is
+ * rewound to where the item started: a policy's rules never make a tree.
  */
 #include "json.h"
 
@@ -88,7 +90,7 @@ static struct sg_pos cursor_at(struct cursor *c, size_t offset)
 }
 
 /*
- * Blocks of the arena, newest first. They are mapped rather than malloc'ed:
+ * Blocks of an arena, newest first. They are mapped rather than malloc'ed:
  * freeing the tree then gives its memory back to the system at once, where a
  * heap would keep it as a hole that the compiler's large (mapped) tables
  * cannot use. Pages of a block not yet filled are not resident.
@@ -101,10 +103,25 @@ struct arena_block {
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
 
-/* What sg_json_parse hands out: the root first, so that sg_json_free finds the arena from it. */
+/* Blocks filled in turn, and large arrays in blocks of their own. */
+struct arena {
+	struct arena_block *blocks, *large;
+};
+
+/* What the arena held at some point: arena_rewind frees what came after. */
+struct arena_mark {
+	struct arena_block *blocks, *large;
+	size_t used;
+};
+
+/*
+ * What sg_json_parse hands out: the root first, so that sg_json_free finds
+ * the arenas from it. Interned strings have an arena of their own: the
+ * tree's is rewound after each streamed item, and they outlive it.
+ */
 struct json_doc {
 	struct sg_json root;
-	struct arena_block *arena;
+	struct arena tree, words;
 };
 
 static struct arena_block *new_block(size_t cap)
@@ -114,47 +131,77 @@ static struct arena_block *new_block(size_t cap)
 	return blk;
 }
 
-/* @size bytes aligned to @align (a power of two), for as long as the tree lives. */
-static void *arena_alloc(struct json_doc *doc, size_t size, size_t align)
+static void unmap_block(struct arena_block *blk)
 {
-	struct arena_block *blk = doc->arena;
+	munmap(blk, sizeof(*blk) + blk->cap);
+}
+
+/* @size bytes aligned to @align (a power of two), for as long as the tree lives. */
+static void *arena_alloc(struct arena *a, size_t size, size_t align)
+{
+	struct arena_block *blk = a->blocks;
 	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
 
 	if (blk && at + size <= blk->cap) {
 		blk->used = at + size;
 		return (char *)blk->data + at;
 	}
-	if (blk && size > ARENA_BLOCK_BYTES / 4) {
-		/* A large array gets a block of its own, behind the one still being filled. */
+	if (size > ARENA_BLOCK_BYTES / 4) {
+		/* A large array gets a block of its own: the one being filled goes on. */
 		struct arena_block *own = new_block(size);
-		own->prev = blk->prev;
-		blk->prev = own;
+		own->prev = a->large;
+		a->large = own;
 		own->used = size;
 		return own->data;
 	}
-	blk = new_block(size > ARENA_BLOCK_BYTES ? size : ARENA_BLOCK_BYTES);
-	blk->prev = doc->arena;
-	doc->arena = blk;
+	blk = new_block(ARENA_BLOCK_BYTES);
+	blk->prev = a->blocks;
+	a->blocks = blk;
 	blk->used = size;
 	return blk->data;
 }
 
-static char *arena_strndup(struct json_doc *doc, const char *s, size_t len)
+static char *arena_strndup(struct arena *a, const char *s, size_t len)
 {
-	char *copy = arena_alloc(doc, len + 1, 1);
+	char *copy = arena_alloc(a, len + 1, 1);
 	memcpy(copy, s, len);
 	copy[len] = '\0';
 	return copy;
+}
+
+static struct arena_mark arena_mark(const struct arena *a)
+{
+	return (struct arena_mark){a->blocks, a->large, a->blocks ? a->blocks->used : 0};
+}
+
+/* Frees everything allocated since @m: its memory serves what comes next. */
+static void arena_rewind(struct arena *a, struct arena_mark m)
+{
+	while (a->blocks != m.blocks) {
+		struct arena_block *prev = a->blocks->prev;
+		unmap_block(a->blocks);
+		a->blocks = prev;
+	}
+	while (a->large != m.large) {
+		struct arena_block *prev = a->large->prev;
+		unmap_block(a->large);
+		a->large = prev;
+	}
+	if (a->blocks)
+		a->blocks->used = m.used;
+}
+
+static void arena_free(struct arena *a)
+{
+	arena_rewind(a, (struct arena_mark){NULL, NULL, 0});
 }
 
 static void doc_free(struct json_doc *doc)
 {
 	if (!doc)
 		return;
-	for (struct arena_block *blk = doc->arena, *prev; blk; blk = prev) {
-		prev = blk->prev;
-		munmap(blk, sizeof(*blk) + blk->cap);
-	}
+	arena_free(&doc->tree);
+	arena_free(&doc->words);
 	free(doc);
 }
 
@@ -203,6 +250,11 @@ struct builder {
 	struct sg_err *err;
 	/* Short strings seen, each once in the arena: keys and words repeat in every rule. */
 	char *interned[INTERN_SLOTS];
+	/* The streamed array (json.h): its frame's depth, 0 when none is open. */
+	const struct sg_json_stream *stream;
+	unsigned stream_depth;
+	size_t streamed;	      /* its items so far */
+	struct arena_mark item_start; /* the tree's arena before the item being read */
 };
 
 /*
@@ -226,16 +278,16 @@ static size_t intern_slot(const char *s, size_t len)
 static char *intern(struct builder *b, const char *s, size_t len)
 {
 	if (len > INTERN_MAX_LEN)
-		return arena_strndup(b->doc, s, len);
+		return arena_strndup(&b->doc->tree, s, len);
 	for (size_t i = intern_slot(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
 	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
 		char *seen = b->interned[i];
 		if (!seen)
-			return b->interned[i] = arena_strndup(b->doc, s, len);
+			return b->interned[i] = arena_strndup(&b->doc->words, s, len);
 		if (strncmp(seen, s, len) == 0 && seen[len] == '\0')
 			return seen;
 	}
-	return arena_strndup(b->doc, s, len); /* a crowded neighbourhood: not shared */
+	return arena_strndup(&b->doc->tree, s, len); /* a crowded neighbourhood: not shared */
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct builder *b, size_t offset,
@@ -478,11 +530,37 @@ static void insert_member(struct builder *b, size_t index)
 	put_member(b, index);
 }
 
+/* Whether a value added now is an item of the streamed array. */
+static bool in_stream(const struct builder *b)
+{
+	return b->stream_depth && b->depth == b->stream_depth;
+}
+
+/* Hands a complete item of the streamed array out, then frees it. */
+static void deliver(struct builder *b, const struct sg_json *item)
+{
+	b->stream->item(item, b->streamed++, b->stream->arg);
+	arena_rewind(&b->doc->tree, b->item_start);
+}
+
+/* Whether the array opening now is the streamed one: the first member @key of the root object. */
+static bool starts_stream(const struct builder *b)
+{
+	return b->stream && b->depth == 1 && b->stack[0].value->type == SG_JSON_OBJECT &&
+	       b->pending_key && strcmp(b->pending_key, b->stream->key) == 0;
+}
+
 /* Attaches a new value to the open container (or makes it the root). */
 static void add_value(struct builder *b, struct sg_json *v)
 {
 	if (b->depth == 0) {
 		b->root = v;
+		return;
+	}
+	if (in_stream(b)) {
+		/* Not kept: a scalar goes out now, a container once it closes. */
+		if (v->type != SG_JSON_ARRAY && v->type != SG_JSON_OBJECT)
+			deliver(b, v);
 		return;
 	}
 	const struct frame *f = &b->stack[b->depth - 1];
@@ -512,7 +590,8 @@ static void close_container(struct builder *b)
 	struct sg_json **values = NULL;
 
 	if (n) {
-		values = arena_alloc(b->doc, n * sizeof(*values), _Alignof(struct sg_json *));
+		values =
+		    arena_alloc(&b->doc->tree, n * sizeof(*values), _Alignof(struct sg_json *));
 		for (size_t i = 0; i < n; i++)
 			values[i] = m[i].value;
 	}
@@ -521,9 +600,9 @@ static void close_container(struct builder *b)
 		v->array.len = n;
 	} else if (n) {
 		v->object.values = values;
-		v->object.keys = arena_alloc(b->doc, n * sizeof(char *), _Alignof(char *));
+		v->object.keys = arena_alloc(&b->doc->tree, n * sizeof(char *), _Alignof(char *));
 		v->object.key_pos =
-		    arena_alloc(b->doc, n * sizeof(struct sg_pos), _Alignof(struct sg_pos));
+		    arena_alloc(&b->doc->tree, n * sizeof(struct sg_pos), _Alignof(struct sg_pos));
 		for (size_t i = 0; i < n; i++) {
 			v->object.keys[i] = m[i].key;
 			v->object.key_pos[i] = m[i].key_pos;
@@ -533,14 +612,20 @@ static void close_container(struct builder *b)
 	b->n_members = f->first;
 	free(f->slots);
 	b->depth--;
+	if (b->stream_depth && b->depth == b->stream_depth)
+		deliver(b, v);
+	else if (b->stream_depth && b->depth < b->stream_depth)
+		b->stream_depth = 0; /* the streamed array itself closed: it stays, empty */
 }
 
 /* yajl reports a single top-level value (no yajl_allow_multiple_values): it is the doc's root. */
 static struct sg_json *new_value(struct builder *b, enum sg_json_type type, size_t start)
 {
+	if (in_stream(b))
+		b->item_start = arena_mark(&b->doc->tree);
 	struct sg_json *v = b->depth == 0
 				? &b->doc->root
-				: arena_alloc(b->doc, sizeof(*v), _Alignof(struct sg_json));
+				: arena_alloc(&b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
 	memset(v, 0, sizeof(*v));
 	v->type = type;
 	v->pos = cursor_at(&b->cursor, start);
@@ -582,7 +667,7 @@ static int on_number(void *ctx, const char *s, size_t len)
 	size_t end = consumed(b);
 	struct sg_json *v = new_value(b, SG_JSON_NUMBER, token_start(b->text, end));
 
-	v->number.text = arena_strndup(b->doc, s, len);
+	v->number.text = arena_strndup(&b->doc->tree, s, len);
 	if (integer_literal(s, len)) {
 		errno = 0;
 		long long n = strtoll(v->number.text, NULL, 10);
@@ -708,9 +793,12 @@ static int open_container(struct builder *b, enum sg_json_type type)
 
 	if (b->depth >= SG_JSON_MAX_DEPTH)
 		return fail(b, start, "nested deeper than %d levels", SG_JSON_MAX_DEPTH);
+	bool stream = type == SG_JSON_ARRAY && starts_stream(b);
 	struct sg_json *v = new_value(b, type, start);
 	add_value(b, v);
 	b->stack[b->depth++] = (struct frame){.value = v, .first = b->n_members};
+	if (stream)
+		b->stream_depth = b->depth;
 	return 1;
 }
 
@@ -796,11 +884,19 @@ static void syntax_error(struct builder *b)
 int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_json **out,
 		  struct sg_err *err)
 {
+	return sg_json_parse_stream(text, len, origin, NULL, out, err);
+}
+
+int sg_json_parse_stream(const char *text, size_t len, const char *origin,
+			 const struct sg_json_stream *stream, struct sg_json **out,
+			 struct sg_err *err)
+{
 	struct builder b = {.text = text ? text : "",
 			    .len = text ? len : 0,
 			    .origin = origin,
 			    .cursor = {.text = text ? text : ""},
-			    .err = err};
+			    .err = err,
+			    .stream = stream};
 	int ret = 0;
 
 	*out = NULL;

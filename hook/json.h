@@ -60,6 +60,24 @@ struct sg_json {
 int sg_json_parse(const char *text, size_t len, const char *origin, struct sg_json **out,
 		  struct sg_err *err);
 
+/*
+ * An array handed out item by item as it is parsed: the items of the array
+ * at member @key of the top-level object go to @item, each once it is
+ * complete, and are freed when @item returns; the tree keeps that array
+ * empty. A policy's rules are most of it, and their tree was four times the
+ * size of its text.
+ */
+struct sg_json_stream {
+	const char *key;
+	void (*item)(const struct sg_json *item, size_t index, void *arg);
+	void *arg;
+};
+
+/* sg_json_parse, with the array @stream names streamed (NULL: none). */
+int sg_json_parse_stream(const char *text, size_t len, const char *origin,
+			 const struct sg_json_stream *stream, struct sg_json **out,
+			 struct sg_err *err);
+
 /* Frees a whole tree: @root must be what sg_json_parse returned, not a value inside it. */
 void sg_json_free(struct sg_json *root);
 

@@ -400,7 +400,39 @@ static void warn_shadowed(struct sg_policy *p)
 	}
 }
 
-static int parse_policy(const struct ctx *c, const struct sg_json *root, struct sg_policy *out)
+/*
+ * The rules, made one at a time as the parser hands them out (json.h): the
+ * first error is kept aside, and reported only if the JSON and the top level
+ * are right, as when the rules were read from a whole tree.
+ */
+struct rule_stream {
+	struct ctx c; /* its err: rule_err */
+	struct sg_policy *out;
+	size_t count, cap; /* rules seen; room in out->rules */
+	int error;	   /* of the first rule in error, 0 while none */
+	struct sg_err rule_err;
+};
+
+static void on_rule(const struct sg_json *item, size_t i, void *arg)
+{
+	struct rule_stream *s = arg;
+	const struct path rules = PATH_TOP("rules"), rule_path = PATH_INDEX(&rules, i);
+	struct sg_policy *out = s->out;
+
+	s->count++;
+	if (s->error || i >= SG_MAX_RULES)
+		return;
+	if (i == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		out->rules = sg_xrealloc(out->rules, s->cap, sizeof(*out->rules));
+	}
+	memset(&out->rules[i], 0, sizeof(out->rules[i]));
+	out->n_rules = i + 1;
+	s->error = parse_rule(&s->c, item, &rule_path, &out->rules[i]);
+}
+
+static int parse_policy(const struct ctx *c, const struct sg_json *root,
+			const struct rule_stream *rules_seen, struct sg_policy *out)
 {
 	static const char *const keys[] = {"version", "description", "mode",
 					   "default", "rules",	     NULL};
@@ -442,31 +474,44 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root, struct 
 		return 0;
 	if ((r = expect_type(c, f, SG_JSON_ARRAY, &rules)) < 0)
 		return r;
-	if (f->array.len > SG_MAX_RULES)
+	if (rules_seen->count > SG_MAX_RULES)
 		return invalid(c, &f->pos, &rules, "%zu rules; at most %d are allowed",
-			       f->array.len, SG_MAX_RULES);
-	out->rules = sg_xcalloc(f->array.len, sizeof(*out->rules));
-	for (size_t i = 0; i < f->array.len; i++) {
-		const struct path rule_path = PATH_INDEX(&rules, i);
-		out->n_rules = i + 1;
-		if ((r = parse_rule(c, f->array.items[i], &rule_path, &out->rules[i])) < 0)
-			return r;
+			       rules_seen->count, SG_MAX_RULES);
+	if (rules_seen->error) {
+		sg_err_copy(c->err, &rules_seen->rule_err);
+		return rules_seen->error;
 	}
+	if (!out->rules)
+		out->rules = sg_xcalloc(0, sizeof(*out->rules));
 	return 0;
 }
 
 /*
- * The policy of the tree @root, which it frees as soon as the rules are out of
- * it: for a large policy the tree is several times the size of the rules, and
- * the shadow check needs only the rules.
+ * The policy of @text: its rules are made while it is parsed, so a large
+ * policy's tree never holds them (json.h); the rest of the tree is freed
+ * before the shadow check, which needs only the rules. Frees *@owned (the
+ * text, when the caller gave it up) once parsed.
  */
-static int policy_from_tree(struct sg_json *root, const char *origin, struct sg_policy *out,
-			    struct sg_err *err)
+static int parse_text(const char *text, size_t len, char **owned, const char *origin,
+		      struct sg_policy *out, struct sg_err *err)
 {
-	struct ctx c = {.origin = origin, .err = err, .strings = &out->strings};
+	struct sg_json *root = NULL;
+	struct rule_stream rules = {.c = {.origin = origin, .strings = &out->strings}, .out = out};
+	const struct sg_json_stream stream = {"rules", on_rule, &rules};
+	const struct ctx c = {.origin = origin, .err = err, .strings = &out->strings};
+	int r;
 
+	memset(out, 0, sizeof(*out));
+	rules.c.err = &rules.rule_err;
 	out->origin = sg_xstrdup(origin);
-	int r = parse_policy(&c, root, out);
+	if (len > SG_MAX_POLICY_BYTES)
+		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
+	else
+		r = sg_json_parse_stream(text, len, origin, &stream, &root, err);
+	if (owned)
+		free(SG_TAKE(*owned));
+	if (r == 0)
+		r = parse_policy(&c, root, &rules, out);
 	sg_json_free(root);
 	if (r < 0) {
 		sg_policy_free(out);
@@ -474,25 +519,6 @@ static int policy_from_tree(struct sg_json *root, const char *origin, struct sg_
 	}
 	warn_shadowed(out);
 	return 0;
-}
-
-/* Parses @text; frees *@owned (the text, when the caller gave it up) once the tree holds it. */
-static int parse_text(const char *text, size_t len, char **owned, const char *origin,
-		      struct sg_policy *out, struct sg_err *err)
-{
-	struct sg_json *root = NULL;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (len > SG_MAX_POLICY_BYTES)
-		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
-	else
-		r = sg_json_parse(text, len, origin, &root, err);
-	if (owned)
-		free(SG_TAKE(*owned)); /* the tree has copied what it needs: not both at once */
-	if (r < 0)
-		return r;
-	return policy_from_tree(root, origin, out, err);
 }
 
 int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_policy *out,

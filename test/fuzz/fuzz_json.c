@@ -4,6 +4,8 @@
  * promises of every tree it returns: nesting within SG_JSON_MAX_DEPTH,
  * strings NUL-free valid UTF-8 with the right length, unique keys found by
  * sg_json_get, positions inside the input, integers that match their text.
+ * And that streaming the root object's "rules" (sg_json_parse_stream) hands
+ * out, in order, the very items the whole tree has, and fails alike.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,12 +128,102 @@ static void check(const struct sg_json *v, unsigned depth, struct walk *w)
 	}
 }
 
+static uint64_t mix(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Everything a value says: type, position, text, members, items. */
+static uint64_t fingerprint(const struct sg_json *v, uint64_t h)
+{
+	h = mix(h, &v->type, sizeof(v->type));
+	h = mix(h, &v->pos, sizeof(v->pos));
+	switch (v->type) {
+	case SG_JSON_BOOL:
+		return mix(h, &v->boolean, sizeof(v->boolean));
+	case SG_JSON_NUMBER:
+		return mix(h, v->number.text, strlen(v->number.text));
+	case SG_JSON_STRING:
+		return mix(h, v->string.text, v->string.len);
+	case SG_JSON_ARRAY:
+		for (size_t i = 0; i < v->array.len; i++)
+			h = fingerprint(v->array.items[i], h);
+		return mix(h, &v->array.len, sizeof(v->array.len));
+	case SG_JSON_OBJECT:
+		for (size_t i = 0; i < v->object.len; i++) {
+			h = mix(h, v->object.keys[i], strlen(v->object.keys[i]) + 1);
+			h = mix(h, &v->object.key_pos[i], sizeof(v->object.key_pos[i]));
+			h = fingerprint(v->object.values[i], h);
+		}
+		return h;
+	default:
+		return h;
+	}
+}
+
+struct streamed {
+	uint64_t *prints;
+	size_t n, cap;
+};
+
+static void on_item(const struct sg_json *item, size_t index, void *arg)
+{
+	struct streamed *s = arg;
+	if (index != s->n)
+		abort();
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->prints = realloc(s->prints, s->cap * sizeof(*s->prints));
+		if (!s->prints)
+			abort();
+	}
+	s->prints[s->n++] = fingerprint(item, 0xcbf29ce484222325ull);
+}
+
+/* The streamed parse of the input that gave @root (NULL: rejected, with @whole_err). */
+static void check_streamed(const uint8_t *data, size_t size, const struct sg_json *root,
+			   const struct sg_err *whole_err)
+{
+	struct streamed s = {0};
+	const struct sg_json_stream stream = {"rules", on_item, &s};
+	struct sg_json *stream_root = NULL;
+	struct sg_err err = {0};
+
+	int r = sg_json_parse_stream((const char *)data, size, "fuzz.json", &stream, &stream_root,
+				     &err);
+	if ((r == 0) != (root != NULL) || strcmp(err.msg, whole_err->msg) != 0) {
+		fprintf(stderr, "fuzz_json: streaming says \"%s\", the whole tree \"%s\"\n",
+			err.msg, whole_err->msg);
+		abort();
+	}
+	if (!root) { /* items before the error may have been handed out: nothing to compare */
+		free(s.prints);
+		return;
+	}
+	const struct sg_json *rules =
+	    root->type == SG_JSON_OBJECT ? sg_json_get(root, "rules") : NULL;
+	size_t want = rules && rules->type == SG_JSON_ARRAY ? rules->array.len : 0;
+	if (s.n != want)
+		fail(root, "streaming handed out another number of items");
+	for (size_t i = 0; i < want; i++)
+		if (s.prints[i] != fingerprint(rules->array.items[i], 0xcbf29ce484222325ull))
+			fail(rules->array.items[i], "a streamed item differs from the tree's");
+	if (want && sg_json_get(stream_root, "rules")->array.len != 0)
+		fail(stream_root, "the streamed array is not empty in the tree");
+	sg_json_free(stream_root);
+	free(s.prints);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sg_json *root = NULL;
 	struct sg_err err = {0};
 
 	int r = sg_json_parse((const char *)data, size, "fuzz.json", &root, &err);
+	check_streamed(data, size, r == 0 ? root : NULL, &err);
 	if (r < 0) {
 		if (root || r != -EINVAL || !err.msg[0] || strncmp(err.msg, "fuzz.json", 9) != 0) {
 			fprintf(stderr, "fuzz_json: bad failure: %d \"%s\"\n", r, err.msg);

@@ -511,6 +511,110 @@ TEST(positions_on_long_lines_of_mixed_text)
 	}
 }
 
+struct streamed {
+	size_t n;
+	const void *first_item; /* where item 0 was: later items reuse its memory */
+	bool reused;
+	char seen[8][64];
+};
+
+static void on_item(const struct sg_json *item, size_t index, void *arg)
+{
+	struct streamed *s = arg;
+
+	CHECK(index == s->n);
+	if (index == 0)
+		s->first_item = item;
+	else if ((const void *)item == s->first_item)
+		s->reused = true;
+	if (s->n < 8) {
+		const char *name = sg_json_get_string(item, "name");
+		const struct sg_json *tags = sg_json_get(item, "tags");
+		if (name)
+			snprintf(s->seen[s->n], sizeof(s->seen[0]), "%s %u:%u %zu", name,
+				 item->pos.line, item->pos.col, tags ? tags->array.len : 0);
+		else
+			snprintf(s->seen[s->n], sizeof(s->seen[0]), "%s %u:%u",
+				 sg_json_type_name(item->type), item->pos.line, item->pos.col);
+	}
+	s->n++;
+}
+
+TEST(streamed_arrays)
+{
+	struct streamed s = {0};
+	const struct sg_json_stream stream = {"rules", on_item, &s};
+	struct sg_err err = {0};
+	struct sg_json *root = NULL;
+	/* short words repeat across items: interned once, they outlive each item's memory */
+	const char *text = "{\"version\": 1, \"rules\": [\n"
+			   " {\"name\": \"read\", \"tags\": [\"read\", \"none\"]},\n"
+			   " {\"name\": \"none\", \"tags\": []},\n"
+			   " 7, [\"read\"], {\"name\": \"a-name-too-long-to-intern\"}],\n"
+			   " \"after\": {\"rules\": [1, 2]}}";
+
+	CHECK(sg_json_parse_stream(text, strlen(text), "t.json", &stream, &root, &err) == 0);
+	if (!root)
+		return;
+	CHECK(s.n == 5);
+	CHECK_STR(s.seen[0], "read 2:2 2");
+	CHECK_STR(s.seen[1], "none 3:2 0");
+	CHECK_STR(s.seen[2], "number 4:2");
+	CHECK_STR(s.seen[3], "array 4:5");
+	CHECK_STR(s.seen[4], "a-name-too-long-to-intern 4:15 0");
+	CHECK(s.reused);
+	/* the streamed array stays, empty; only the root object's member is streamed */
+	const struct sg_json *rules = sg_json_get(root, "rules");
+	CHECK(rules && rules->type == SG_JSON_ARRAY && rules->array.len == 0);
+	if (rules)
+		CHECK_POS(rules->pos, 1, 25);
+	const struct sg_json *inner = sg_json_get(sg_json_get(root, "after"), "rules");
+	CHECK(inner && inner->array.len == 2);
+	sg_json_free(root);
+
+	/* a top-level array is not streamed, nor is a "rules" that is not an array */
+	s = (struct streamed){0};
+	CHECK(sg_json_parse_stream("[{\"rules\": [1]}]", 16, "t.json", &stream, &root, &err) == 0);
+	CHECK(s.n == 0 && root && root->array.len == 1);
+	sg_json_free(root);
+	CHECK(sg_json_parse_stream("{\"rules\": {\"a\": 1}}", 19, "t.json", &stream, &root, &err) ==
+	      0);
+	CHECK(s.n == 0 && root && sg_json_get(root, "rules")->object.len == 1);
+	sg_json_free(root);
+}
+
+TEST(streamed_items_with_large_arrays)
+{
+	/* an item's array larger than a quarter block has a block of its own, freed with the item
+	 */
+	struct streamed s = {0};
+	const struct sg_json_stream stream = {"rules", on_item, &s};
+	struct sg_err err = {0};
+	struct sg_json *root = NULL;
+	const size_t per_item = 40000, items = 3;
+	size_t cap = items * (per_item * 2 + 64) + 64, len = 0;
+	_cleanup_free_ char *text = malloc(cap);
+
+	if (!text)
+		return;
+	len += (size_t)snprintf(text + len, cap - len, "{\"rules\": [");
+	for (size_t i = 0; i < items; i++) {
+		len += (size_t)snprintf(text + len, cap - len, "%s{\"name\": \"n%zu\", \"tags\": [",
+					i ? "," : "", i);
+		for (size_t k = 0; k < per_item; k++)
+			len += (size_t)snprintf(text + len, cap - len, "%s1", k ? "," : "");
+		len += (size_t)snprintf(text + len, cap - len, "]}");
+	}
+	len += (size_t)snprintf(text + len, cap - len, "]}");
+	CHECK(sg_json_parse_stream(text, len, "t.json", &stream, &root, &err) == 0);
+	CHECK(s.n == items);
+	char want[64];
+	snprintf(want, sizeof(want), "n2 1:%zu %zu",
+		 (size_t)(strstr(text, "{\"name\": \"n2\"") - text) + 1, per_item);
+	CHECK_STR(s.seen[2], want);
+	sg_json_free(root);
+}
+
 static double seconds(void)
 {
 	struct timespec t;
@@ -573,5 +677,5 @@ RUN_TESTS(T(positions_of_values_and_keys), T(positions_count_characters_and_skip
 	  T(positions_of_top_level_scalars), T(numbers), T(strings_and_lookups),
 	  T(only_len_bytes_are_read), T(duplicate_keys), T(nul_bytes), T(invalid_utf8),
 	  T(depth_limit), T(syntax_errors), T(empty_input), T(lone_surrogates),
-	  T(only_json_whitespace), T(positions_on_long_lines_of_mixed_text),
-	  T(large_inputs_stay_linear), T(quoting_for_messages))
+	  T(only_json_whitespace), T(positions_on_long_lines_of_mixed_text), T(streamed_arrays),
+	  T(streamed_items_with_large_arrays), T(large_inputs_stay_linear), T(quoting_for_messages))

@@ -563,6 +563,48 @@ TEST(rule_count_limit)
 	CHECK_STR(rejected(too_many), "t.json:1:25: rules: 65537 rules; at most 65536 are allowed");
 }
 
+TEST(rules_made_while_parsing_report_as_from_a_whole_tree)
+{
+	/*
+	 * The rules are made as the parser hands them out (json.h): an error in
+	 * one is reported only after the JSON and the top level are found right,
+	 * and the first rule in error is the one named.
+	 */
+	const char *bad_rule = "{\"name\": \"kernel.a\", \"access\": \"write\"}";
+	char text[512];
+
+	snprintf(text, sizeof(text), "{\"rules\": [%s]}", bad_rule);
+	CHECK_STR(rejected(text), "t.json:1:1: (top level): \"version\": 1 is required");
+	snprintf(text, sizeof(text), "{\"rules\": [%s], \"version\": 2}", bad_rule);
+	CHECK_STR(rejected(text), "t.json:1:65: version: this is policy version 1; got 2");
+	snprintf(text, sizeof(text), "{\"rules\": [%s], \"modes\": 1}", bad_rule);
+	CHECK_CONTAINS(rejected(text), "t.json:1:54: (top level): unknown key \"modes\"");
+	snprintf(text, sizeof(text), "{\"version\": 1, \"rules\": [%s], }", bad_rule);
+	CHECK_CONTAINS(rejected(text), "invalid JSON");
+	snprintf(text, sizeof(text),
+		 "{\"version\": 1, \"rules\": [{\"name\": \"kernel.b\", \"access\": \"read\"}, %s, "
+		 "{\"access\": \"none\"}]}",
+		 bad_rule);
+	CHECK_STR(rejected(text),
+		  "t.json:1:97: rules[1].access: \"write\" is not one of none, read, read-write");
+
+	/* Rules after one in error are not made, and the policy is not half made */
+	struct sg_policy p;
+	struct sg_err err = {0};
+	CHECK(sg_policy_parse(text, strlen(text), "t.json", &p, &err) < 0);
+	CHECK(p.rules == NULL && p.n_rules == 0 && p.origin == NULL);
+
+	/* Scalars and arrays as rules are items too, each told apart by its index */
+	CHECK_STR(
+	    rejected("{\"version\": 1, \"rules\": [{\"name\": \"a.b\", \"access\": \"read\"}, "
+		     "[1], 2]}"),
+	    "t.json:1:61: rules[1]: expected an object, got array");
+	/* An empty list of rules is no list at all */
+	CHECK(parse("{\"version\": 1, \"rules\": []}", &p));
+	CHECK(p.n_rules == 0);
+	sg_policy_free(&p);
+}
+
 TEST(warnings_for_rules_that_never_match)
 {
 	struct sg_policy p;
@@ -835,4 +877,5 @@ RUN_TESTS(T(design_example), T(defaults_and_optional_keys), T(names_dotted_slash
 	  T(values_are_normalised), T(value_normalise), T(access_and_mode_names),
 	  T(messages_name_file_line_col_and_path), T(top_level_rejections), T(rule_rejections),
 	  T(constraint_rejections), T(limits), T(rule_count_limit),
+	  T(rules_made_while_parsing_report_as_from_a_whole_tree),
 	  T(warnings_for_rules_that_never_match), T(copy_and_free), T(load_file), T(fixtures))
