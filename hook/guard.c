@@ -264,7 +264,7 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 		return 0;
 	}
 	/* Before making: the hook is small yet (placer.h). */
-	sg_placer_start(&placer);
+	sg_tables_start_placer(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
 		r = policy->make(policy->make_arg, compiled, &made_description, err);

@@ -36,21 +36,9 @@ static void *update_one(void *arg)
 	return NULL;
 }
 
-/* Every update at once, one thread each; exits with 0 or an errno. */
-static void run_updates(struct update *u, size_t n)
+/* Exits with 0 or the first update's errno, the maps' descriptors closed. */
+static void finish(struct update *u, size_t n)
 {
-	pthread_t threads[SG_PLACER_MAX];
-	bool started[SG_PLACER_MAX] = {false};
-
-	for (size_t i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, update_one, &u[i]) == 0;
-	update_one(&u[0]);
-	for (size_t i = 1; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			update_one(&u[i]);
-	}
 	int error = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (u[i].error && !error)
@@ -100,24 +88,73 @@ static void close_all_but(int keep)
 }
 
 /*
+ * The placer's threads, one per update but the first, started before the
+ * maps come, while the hook parses: started once they had come, one after
+ * another, they took about 0.1 ms each.
+ */
+struct crew {
+	pthread_mutex_t lock;
+	pthread_cond_t go;
+	bool ready; /* the updates are in, or none will come (n 0) */
+	size_t n;
+	struct update u[SG_PLACER_MAX];
+};
+
+struct member {
+	struct crew *crew;
+	size_t i; /* its update */
+};
+
+static void *member_main(void *arg)
+{
+	const struct member *m = arg;
+	struct crew *c = m->crew;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->ready)
+		pthread_cond_wait(&c->go, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	if (m->i < c->n)
+		update_one(&c->u[m->i]);
+	return NULL;
+}
+
+/*
  * Holds nothing of the hook's but its socket: runtimes read the hook's
  * output until every writer is gone, and the pins lock is the hook's to
  * release (the hook waits until the tables are seen placed, and what comes
  * after only needs that).
  */
-static void placer_main(int sock)
+static void placer_main(int sock, size_t expected)
 {
-	struct update u[SG_PLACER_MAX];
+	static struct crew crew = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+	struct member members[SG_PLACER_MAX];
+	pthread_t threads[SG_PLACER_MAX];
+	bool started[SG_PLACER_MAX] = {false};
 
 	close_all_but(sock);
-	ssize_t n = receive(sock, u);
+	for (size_t i = 1; i < expected; i++) {
+		members[i] = (struct member){&crew, i};
+		started[i] = pthread_create(&threads[i], NULL, member_main, &members[i]) == 0;
+	}
+	ssize_t n = receive(sock, crew.u);
 	close(sock);
-	if (n <= 0)
-		_exit(0);
-	run_updates(u, (size_t)n);
+	pthread_mutex_lock(&crew.lock);
+	crew.n = n > 0 ? (size_t)n : 0;
+	crew.ready = true;
+	pthread_cond_broadcast(&crew.go);
+	pthread_mutex_unlock(&crew.lock);
+	/* This thread makes the first update, and those no member was started for. */
+	for (size_t i = 0; i < crew.n; i++)
+		if (i == 0 || i >= expected || !started[i])
+			update_one(&crew.u[i]);
+	for (size_t i = 1; i < expected; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	finish(crew.u, crew.n);
 }
 
-void sg_placer_start(struct sg_placer *pl)
+void sg_placer_start(struct sg_placer *pl, size_t n)
 {
 	int sv[2];
 
@@ -129,7 +166,7 @@ void sg_placer_start(struct sg_placer *pl)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		placer_main(sv[1]);
+		placer_main(sv[1], n < SG_PLACER_MAX ? n : SG_PLACER_MAX);
 	}
 	close(sv[1]);
 	if (pid < 0) {

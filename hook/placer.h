@@ -9,10 +9,11 @@
  * waits them out detached, while the hook returns as soon as it sees the
  * tables in place.
  *
- * It is forked before the policy is parsed, while the hook is small: forked
- * once the tables were made, it cost a copy of the page tables of a hook
- * holding a large policy, and every thread it started came slower. It waits
- * on a socket for the maps, which come as file descriptors.
+ * It is forked before the policy is parsed, while the hook is small, and
+ * starts its threads then: forked once the tables were made, it cost a copy
+ * of the page tables of a hook holding a large policy, and its threads
+ * started one after another while the hook waited. It waits on a socket for
+ * the maps, which come as file descriptors.
  */
 #ifndef SG_PLACER_H
 #define SG_PLACER_H
@@ -31,8 +32,12 @@ struct sg_placer {
 	int outer_fds[SG_PLACER_MAX]; /* the caller's, for sg_placer_wait */
 };
 
-/* Forks the placer. Without one (no fork, no socket) the updates are made in this process. */
-void sg_placer_start(struct sg_placer *pl);
+/*
+ * Forks the placer, for @n updates: it starts a thread for each but one
+ * now. Without a placer (no fork, no socket) the updates are made in this
+ * process.
+ */
+void sg_placer_start(struct sg_placer *pl, size_t n);
 
 /*
  * Starts putting inner_fds[i] at @slot of outer_fds[i], for i < @n: hands

@@ -621,8 +621,12 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
-/* Starts putting the policy's tables at its slot of every outer map, where the program finds them.
- */
+void sg_tables_start_placer(struct sg_placer *placer)
+{
+	sg_placer_start(placer, SG_TABLE_COUNT);
+}
+
+/* Starts putting the policy's tables at their slot of every outer map, for the program. */
 static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
 			 struct sg_placer *placer)
 {
