@@ -106,30 +106,41 @@ struct sg_arena_block {
 	max_align_t data[];
 };
 
-void *sg_arena_alloc(struct sg_arena *a, size_t size)
+/*
+ * @size bytes at @align from the newest block, or from a new one twice the
+ * size of the last (up to 1 MiB): a 10,000-rule policy's strings take five
+ * blocks, not forty, each a mapping of its own to make and unmap.
+ */
+static void *arena_take(struct sg_arena *a, size_t size, size_t align)
 {
-	enum { BLOCK = 32 << 10 };
-	const size_t align = _Alignof(max_align_t);
+	enum { FIRST = 32 << 10, LARGEST = 1 << 20 };
 	struct sg_arena_block *blk = a->head;
+	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
 
-	size = (size + align - 1) / align * align;
-	if (!blk || blk->cap - blk->used < size) {
-		size_t cap = size > BLOCK ? size : BLOCK;
+	if (!blk || at + size > blk->cap) {
+		size_t cap = blk ? (blk->cap < LARGEST / 2 ? 2 * blk->cap : LARGEST) : FIRST;
+		if (cap < size)
+			cap = size;
 		blk = sg_xmalloc(sizeof(*blk) + cap);
 		blk->prev = a->head;
 		blk->used = 0;
 		blk->cap = cap;
 		a->head = blk;
+		at = 0;
 	}
-	void *p = (char *)blk->data + blk->used;
-	blk->used += size;
-	return memset(p, 0, size);
+	blk->used = at + size;
+	return (char *)blk->data + at;
+}
+
+void *sg_arena_alloc(struct sg_arena *a, size_t size)
+{
+	return memset(arena_take(a, size, _Alignof(max_align_t)), 0, size);
 }
 
 char *sg_arena_strdup(struct sg_arena *a, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	return memcpy(sg_arena_alloc(a, n), s, n);
+	return memcpy(arena_take(a, n, 1), s, n);
 }
 
 void sg_arena_free(struct sg_arena *a)

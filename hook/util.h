@@ -73,8 +73,8 @@ char *sg_xstrndup(const char *s, size_t n);
 struct sg_arena {
 	struct sg_arena_block *head;
 };
-void *sg_arena_alloc(struct sg_arena *a, size_t size); /* zeroed, aligned for any type */
-char *sg_arena_strdup(struct sg_arena *a, const char *s);
+void *sg_arena_alloc(struct sg_arena *a, size_t size);	  /* zeroed, aligned for any type */
+char *sg_arena_strdup(struct sg_arena *a, const char *s); /* byte-aligned: only for strings */
 void sg_arena_free(struct sg_arena *a);
 
 /* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
