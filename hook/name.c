@@ -97,36 +97,40 @@ static int check_component(const char *comp, size_t len, bool first, bool last, 
 	return 0;
 }
 
-/*
- * Writes the slash form of @name, @len bytes, to @out, checking each
- * component as it ends. sysctl.d(5): a name whose first separator is '.'
- * is dotted, and then '/' is a literal dot.
- */
-static int to_slash_form(const char *name, size_t len, char first_sep, char *out,
-			 struct sg_err *err)
+/* Whether check_component finds fault with the component, without making its message. */
+static bool is_bad_component(const char *comp, size_t len)
 {
-	const bool dotted = first_sep == '.';
-	size_t comp = 0;
+	return len == 0 || (comp[0] == '.' && (len == 1 || (len == 2 && comp[1] == '.'))) ||
+	       (len != 2 && has_globstar(comp, len));
+}
 
-	for (size_t i = 0; i <= len; i++) {
-		char c = name[i];
-		if (dotted && (c == '.' || c == '/'))
-			c = c == '.' ? '/' : '.';
-		out[i] = c;
-		if (c != '/' && c != '\0')
-			continue;
-		int r = check_component(out + comp, i - comp, comp == 0, c == '\0', name, err);
-		if (r < 0)
-			return r;
-		comp = i + 1;
+/*
+ * Where the one pass over a name stands: the first component at fault is
+ * reported only after the whole name is found free of control bytes and
+ * short enough, as those errors come first.
+ */
+struct slash_form {
+	size_t comp; /* where the current component starts */
+	size_t bad;  /* the first component at fault, or SIZE_MAX */
+	size_t bad_len;
+	char first_sep; /* '.' (dotted: '/' is a literal dot) or '/', 0 before the first */
+};
+
+static void end_component(struct slash_form *f, const char *out, size_t end)
+{
+	if (f->bad == SIZE_MAX && is_bad_component(out + f->comp, end - f->comp)) {
+		f->bad = f->comp;
+		f->bad_len = end - f->comp;
 	}
-	return 0;
+	f->comp = end + 1;
 }
 
 int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err)
 {
 	char q[128];
 	size_t limit = cap < SG_NAME_MAX ? cap : SG_NAME_MAX;
+	struct slash_form f = {.bad = SIZE_MAX};
+	size_t len = 0;
 
 	if (cap)
 		out[0] = '\0';
@@ -136,27 +140,47 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	if (strncmp(name, PROC_SYS, strlen(PROC_SYS)) == 0 && name[strlen(PROC_SYS)])
 		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"",
 				      quote(name, q, sizeof(q)), name + strlen(PROC_SYS));
-	/* One pass for the length, the first separator and any byte no name has. */
-	size_t len = 0;
-	char first_sep = '\0';
+	/*
+	 * One pass: sysctl.d(5) makes a name dotted when its first separator is
+	 * '.', and then '/' is a literal dot; the name's bytes are checked and
+	 * written in slash form as they come (the compiler normalises every rule).
+	 */
 	for (; name[len]; len++) {
-		unsigned char c = (unsigned char)name[len];
-		if (is_space_or_control(c))
+		char c = name[len];
+		if (is_space_or_control((unsigned char)c)) {
+			out[0] = '\0';
 			return sg_input_error(err,
 					      "%s contains whitespace or a control character "
 					      "(byte %zu); sysctl names have none",
 					      quote(name, q, sizeof(q)), len + 1);
-		if (!first_sep && (c == '.' || c == '/'))
-			first_sep = (char)c;
+		}
+		if (len + 1 >= limit)
+			continue; /* too long: only looked at for the bytes above */
+		if (c == '.' || c == '/') {
+			if (!f.first_sep)
+				f.first_sep = c;
+			if (f.first_sep == '.')
+				c = c == '.' ? '/' : '.';
+		}
+		out[len] = c;
+		if (c == '/')
+			end_component(&f, out, len);
 	}
-	if (len + 1 > limit)
+	if (len + 1 > limit) {
+		if (cap)
+			out[0] = '\0';
 		return sg_input_error(err,
 				      "%s is %zu characters long; sysctl-guard handles names of at "
 				      "most %zu characters",
 				      quote(name, q, sizeof(q)), len, limit ? limit - 1 : 0);
-	int r = to_slash_form(name, len, first_sep, out, err);
-	if (r < 0)
-		out[0] = '\0';
+	}
+	out[len] = '\0';
+	end_component(&f, out, len);
+	if (f.bad == SIZE_MAX)
+		return 0;
+	int r = check_component(out + f.bad, f.bad_len, f.bad == 0, f.bad + f.bad_len == len, name,
+				err);
+	out[0] = '\0';
 	return r;
 }
 

@@ -78,6 +78,22 @@ static void check_normalised(const char *norm)
 	}
 }
 
+/* sg_name_normalise took or refused @name, giving @norm, as the step-by-step reference does. */
+static void check_against_reference(const char *name, bool ok, const char *norm)
+{
+	char ref[SG_NAME_MAX];
+	bool ref_ok = reference_normalise(name, ref, sizeof(ref), SG_NAME_MAX);
+
+	if (ok != ref_ok)
+		fail(ok ? "accepted what the reference refuses"
+			: "refused what the reference takes",
+		     name, NULL);
+	if (ok && strcmp(norm, ref) != 0)
+		fail("slash form differs from the reference's", norm, ref);
+	if (!ok && norm[0])
+		fail("refused, but left a slash form", name, norm);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
@@ -93,10 +109,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	name_ok = sg_name_normalise(name, norm_name, sizeof(norm_name), &err) == 0;
 	if (!name_ok && !err.msg[0])
 		fail("rejected without a message", name, NULL);
+	check_against_reference(name, name_ok, norm_name);
 	memset(&err, 0, sizeof(err));
 	pattern_ok = sg_name_normalise(pattern, norm_pattern, sizeof(norm_pattern), &err) == 0;
 	if (!pattern_ok && !err.msg[0])
 		fail("rejected without a message", pattern, NULL);
+	check_against_reference(pattern, pattern_ok, norm_pattern);
 
 	if (name_ok)
 		check_normalised(norm_name);
