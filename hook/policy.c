@@ -78,16 +78,23 @@ static int expect_type(const struct ctx *c, const struct sg_json *v, enum sg_jso
 		       sg_json_type_name(type), sg_json_type_name(v->type));
 }
 
-/* Rejects keys not in @allowed (NULL-terminated), naming the ones that are. */
+/*
+ * Rejects keys not in @allowed (NULL-terminated), naming the ones that are;
+ * puts each member at its key's index of @found, when not NULL: one pass
+ * over a rule's members, not one per key (the parser let no key repeat).
+ */
 static int check_keys(const struct ctx *c, const struct sg_json *object, const struct path *path,
-		      const char *const *allowed)
+		      const char *const *allowed, const struct sg_json **found)
 {
 	for (size_t i = 0; i < object->object.len; i++) {
-		bool known = false;
-		for (const char *const *a = allowed; *a && !known; a++)
-			known = strcmp(*a, object->object.keys[i]) == 0;
-		if (known)
+		size_t k = 0;
+		while (allowed[k] && strcmp(allowed[k], object->object.keys[i]) != 0)
+			k++;
+		if (allowed[k]) {
+			if (found)
+				found[k] = object->object.values[i];
 			continue;
+		}
 		char list[256] = "";
 		for (const char *const *a = allowed; *a; a++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
@@ -241,7 +248,7 @@ static int parse_range(const struct ctx *c, const struct sg_json *v, const struc
 	if (v->array.len == 0)
 		return invalid(c, &v->pos, path, "expected [min, max] or [[min, max], ...]");
 	if (v->array.items[0]->type != SG_JSON_ARRAY) {
-		rule->ranges = sg_xcalloc(1, sizeof(*rule->ranges));
+		rule->ranges = sg_arena_alloc(c->strings, sizeof(*rule->ranges));
 		rule->n_ranges = 1;
 		return parse_pair(c, v, path, &rule->ranges[0]);
 	}
@@ -249,7 +256,7 @@ static int parse_range(const struct ctx *c, const struct sg_json *v, const struc
 		return invalid(c, &v->pos, path, "%zu fields; at most %d can be constrained",
 			       v->array.len, SG_FIELDS_MAX);
 	rule->range_per_field = true;
-	rule->ranges = sg_xcalloc(v->array.len, sizeof(*rule->ranges));
+	rule->ranges = sg_arena_alloc(c->strings, v->array.len * sizeof(*rule->ranges));
 	for (size_t i = 0; i < v->array.len; i++) {
 		const struct path item_path = PATH_INDEX(path, i);
 		r = parse_pair(c, v->array.items[i], &item_path, &rule->ranges[i]);
@@ -281,48 +288,49 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      struct sg_rule *rule)
 {
-	static const char *const keys[] = {"name",	   "access",  "values", "range",
-					   "on_violation", "rewrite", NULL};
+	enum { NAME, ACCESS, VALUES, RANGE, ON_VIOLATION, REWRITE, N_KEYS };
+	static const char *const keys[N_KEYS + 1] = {"name",	     "access",	"values", "range",
+						     "on_violation", "rewrite", NULL};
 	const struct path name_path = PATH_KEY(path, "name"),
 			  access_path = PATH_KEY(path, "access"),
 			  values_path = PATH_KEY(path, "values"),
 			  range_path = PATH_KEY(path, "range"),
 			  violation_path = PATH_KEY(path, "on_violation"),
 			  rewrite_path = PATH_KEY(path, "rewrite");
-	const struct sg_json *f;
+	const struct sg_json *m[N_KEYS] = {NULL};
 	int r, access = 0, violation = 0;
 
 	rule->pos = v->pos;
 	r = expect_type(c, v, SG_JSON_OBJECT, path);
 	if (r == 0)
-		r = check_keys(c, v, path, keys);
+		r = check_keys(c, v, path, keys, m);
 	if (r < 0)
 		return r;
 
-	if (!(f = sg_json_get(v, "name")))
+	if (!m[NAME])
 		return invalid(c, &v->pos, path, "\"name\" is required");
-	if ((r = parse_name(c, f, &name_path, rule)) < 0)
+	if ((r = parse_name(c, m[NAME], &name_path, rule)) < 0)
 		return r;
-	if (!(f = sg_json_get(v, "access")))
+	if (!m[ACCESS])
 		return invalid(c, &v->pos, path,
 			       "\"access\" is required (none, read or read-write)");
-	if ((r = parse_enum(c, f, &access_path, access_names, SG_ARRAY_SIZE(access_names),
+	if ((r = parse_enum(c, m[ACCESS], &access_path, access_names, SG_ARRAY_SIZE(access_names),
 			    &access)) < 0)
 		return r;
 	rule->access = (enum sg_access)access;
 
-	const struct sg_json *values = sg_json_get(v, "values");
+	const struct sg_json *values = m[VALUES];
 	if (values && (r = parse_values(c, values, &values_path, rule)) < 0)
 		return r;
-	const struct sg_json *range = sg_json_get(v, "range");
+	const struct sg_json *range = m[RANGE];
 	if (range && (r = parse_range(c, range, &range_path, rule)) < 0)
 		return r;
-	const struct sg_json *on_violation = sg_json_get(v, "on_violation");
+	const struct sg_json *on_violation = m[ON_VIOLATION];
 	if (on_violation && (r = parse_enum(c, on_violation, &violation_path, violation_names,
 					    SG_ARRAY_SIZE(violation_names), &violation)) < 0)
 		return r;
 	rule->on_violation = (enum sg_on_violation)violation;
-	const struct sg_json *rewrite = sg_json_get(v, "rewrite");
+	const struct sg_json *rewrite = m[REWRITE];
 	if (rewrite) {
 		if ((r = expect_type(c, rewrite, SG_JSON_STRING, &rewrite_path)) < 0)
 			return r;
@@ -444,7 +452,7 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root,
 
 	r = expect_type(c, root, SG_JSON_OBJECT, &top);
 	if (r == 0)
-		r = check_keys(c, root, &top, keys);
+		r = check_keys(c, root, &top, keys, NULL);
 	if (r < 0)
 		return r;
 	if (!(f = sg_json_get(root, "version")))
@@ -549,8 +557,6 @@ void sg_policy_free(struct sg_policy *policy)
 {
 	if (!policy)
 		return;
-	for (size_t i = 0; i < policy->n_rules; i++)
-		free(policy->rules[i].ranges);
 	free(policy->rules);
 	sg_arena_free(&policy->strings);
 	for (size_t i = 0; i < policy->n_warnings; i++)
@@ -583,7 +589,7 @@ int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst)
 		d->values = sg_arena_alloc(&dst->strings, s->n_values * sizeof(char *));
 		for (size_t v = 0; v < s->n_values; v++)
 			d->values[v] = sg_arena_strdup(&dst->strings, s->values[v]);
-		d->ranges = sg_xcalloc(s->n_ranges, sizeof(*d->ranges));
+		d->ranges = sg_arena_alloc(&dst->strings, s->n_ranges * sizeof(*d->ranges));
 		if (s->n_ranges)
 			memcpy(d->ranges, s->ranges, s->n_ranges * sizeof(*d->ranges));
 	}
