@@ -153,7 +153,7 @@ static uint32_t nfa_child(struct nfa *nfa, uint32_t node, uint32_t item)
 		uint32_t *old_vals = nfa->child_vals;
 		size_t old_cap = nfa->children_cap;
 		nfa->children_cap = old_cap ? 2 * old_cap : 1024;
-		nfa->child_keys = sg_xcalloc(nfa->children_cap, sizeof(*nfa->child_keys));
+		nfa->child_keys = sg_xcalloc_probed(nfa->children_cap, sizeof(*nfa->child_keys));
 		nfa->child_vals = sg_xcalloc(nfa->children_cap, sizeof(*nfa->child_vals));
 		for (size_t i = 0; i < old_cap; i++)
 			if (old_keys[i])
@@ -379,7 +379,7 @@ static void table_grow(struct dfa_builder *b)
 	size_t old_cap = b->table_cap;
 
 	b->table_cap = old_cap ? 2 * old_cap : 1024;
-	b->table = sg_xcalloc(b->table_cap, sizeof(*b->table));
+	b->table = sg_xcalloc_probed(b->table_cap, sizeof(*b->table));
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i])
 			table_insert(b, old[i]);
@@ -578,7 +578,7 @@ static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, size_t 
 	*start = SG_DEAD_STATE;
 	if (nfa->n_nodes <= 1)
 		return 0;
-	b.mark = sg_xcalloc(nfa->n_nodes, sizeof(*b.mark));
+	b.mark = sg_xcalloc_probed(nfa->n_nodes, sizeof(*b.mark));
 	s.row = sg_xcalloc(b.n_classes, sizeof(*s.row));
 	table_grow(&b);
 

@@ -86,6 +86,12 @@ void *sg_xcalloc(size_t n, size_t size)
 	return check_alloc(calloc(n ? n : 1, size ? size : 1));
 }
 
+void *sg_xcalloc_probed(size_t n, size_t size)
+{
+	void *p = sg_xcalloc(n, size);
+	return memset(p, 0, (n ? n : 1) * (size ? size : 1));
+}
+
 void *sg_xrealloc(void *p, size_t n, size_t size)
 {
 	if (size && n > (size_t)-1 / size)

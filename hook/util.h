@@ -62,6 +62,12 @@ int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, st
 /* Aborts on allocation failure: the hook cannot do anything useful without memory. */
 void *sg_xmalloc(size_t size);
 void *sg_xcalloc(size_t n, size_t size);
+/*
+ * sg_xcalloc for a hash table, its pages written now: probing reads slots
+ * before it writes them, and a fresh page read first maps the shared zero
+ * page, to fault again when written (a third of the DFA build's faults).
+ */
+void *sg_xcalloc_probed(size_t n, size_t size);
 void *sg_xrealloc(void *p, size_t n, size_t size);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
