@@ -56,6 +56,14 @@ expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
 	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 "$SG" detach --cgroup "$CG" >/dev/null
 
+# Without a placer (placer.c: no fork, no socket) the hook makes the
+# outer-map updates itself, waits included, and the guard is the same.
+NO_PLACER=$(big_policy no_placer "{ \"name\": \"kernel.sg_no_placer_$$\", \"access\": \"none\" }")
+expect "without a placer, a new policy is placed by the hook itself and denies" "EPERM" sh -c \
+	"SYSCTL_GUARD_FAULT=placer \"$SG\" attach --cgroup \"$CG\" --policy \"$NO_PLACER\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+expect "without a placer: no staging left (guard, policy)" "0 0" staging_both
+"$SG" detach --cgroup "$CG" >/dev/null
+
 # A failed replacement keeps the guard that was there.
 attach "$CG" "$DENY" || finish
 for step in prog_load map_update pin rename; do
