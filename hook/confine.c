@@ -11,6 +11,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -271,11 +272,18 @@ static void selftest(void)
 	sg_warning("confined: execve refused: %s", strerror(errno));
 }
 
+/* Whether this process runs under the filter: loaded here, or before a fork, by its parent. */
+static bool confined;
+
 int sg_confine(struct sg_err *err)
 {
 	uint32_t nrs[MAX_ALLOWED];
 	struct sock_filter insns[MAX_INSNS];
 	size_t n_nrs = 0;
+
+	/* Once is enough, and a second time needs prctl and seccomp, which the filter refuses. */
+	if (confined)
+		return 0;
 
 	add_all(needed, SG_ARRAY_SIZE(needed), nrs, &n_nrs);
 #ifdef __SANITIZE_ADDRESS__
@@ -295,6 +303,7 @@ int sg_confine(struct sg_err *err)
 	    (errno != ENOSYS || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0))
 		return sg_system_error(err, errno, "seccomp: cannot load the hook's own filter: %s",
 				       strerror(errno));
+	confined = true;
 	selftest();
 	return 0;
 }

@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "confine.h"
 #include "program.h" /* sg_injected_fault */
 
 /* One outer-map update, as a thread of the placer makes it. */
@@ -135,6 +136,8 @@ static void placer_main(int sock, size_t expected)
 	bool started[SG_PLACER_MAX] = {false};
 
 	close_all_but(sock);
+	/* It sees no input of the container's, but it needs no more than the hook (confine.c). */
+	sg_confine(NULL);
 	for (size_t i = 1; i < expected; i++) {
 		members[i] = (struct member){&crew, i};
 		started[i] = pthread_create(&threads[i], NULL, member_main, &members[i]) == 0;
