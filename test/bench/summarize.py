@@ -201,9 +201,10 @@ def report(raw):
     labels = {"true": "`true` (process floor)", "fast": "hook, no policy (fast path)",
               "100new": "hook, 100 rules, new policy", "100use": "hook, 100 rules, policy in use",
               "10k": "hook, 10,000 rules, new policy", "10kuse": "hook, 10,000 rules, policy in use",
-              "10kpre": "hook, 10,000 rules, preloaded"}
+              "10kpre": "hook, 10,000 rules, preloaded",
+              "floor": "floor of a new 10,000-rule policy"}
     hmed = {}
-    for k in ("true", "fast", "100new", "100use", "10k", "10kuse", "10kpre"):
+    for k in ("true", "fast", "100new", "100use", "10k", "floor", "10kuse", "10kpre"):
         if k not in hd:
             continue
         v = list(hd[k].values())

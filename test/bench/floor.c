@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The floor of a new policy on this machine: what no hook can skip, without
+ * anything the hook adds. Reads a policy file, runs yajl over it with
+ * callbacks that do nothing, and makes and fills mappable BPF arrays of the
+ * given total size, as many as a policy has, through 64 KiB windows:
+ *
+ *   floor POLICY.json KERNEL_BYTES
+ *
+ * No JSON tree, no rules, no compiling, no hashing, no pins. Exit status 0,
+ * or 1 with a message.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+
+enum { MAPS = 5, WINDOW = 64 << 10, VALUE_SIZE = 8 };
+
+static int go_on(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+static int go_on_bool(void *ctx, int b)
+{
+	(void)b;
+	return go_on(ctx);
+}
+static int go_on_number(void *ctx, const char *s, size_t len)
+{
+	(void)s, (void)len;
+	return go_on(ctx);
+}
+static int go_on_string(void *ctx, const unsigned char *s, size_t len)
+{
+	(void)s, (void)len;
+	return go_on(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = go_on,
+    .yajl_boolean = go_on_bool,
+    .yajl_number = go_on_number,
+    .yajl_string = go_on_string,
+    .yajl_start_map = go_on,
+    .yajl_map_key = go_on_string,
+    .yajl_end_map = go_on,
+    .yajl_start_array = go_on,
+    .yajl_end_array = go_on,
+};
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "floor: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int lex(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return fail(path);
+	unsigned char *text = malloc((size_t)st.st_size + 1);
+	if (!text || read(fd, text, (size_t)st.st_size) != st.st_size)
+		return fail(path);
+	close(fd);
+	yajl_handle h = yajl_alloc(&callbacks, NULL, NULL);
+	int bad = !h || yajl_parse(h, text, (size_t)st.st_size) != yajl_status_ok ||
+		  yajl_complete_parse(h) != yajl_status_ok;
+	if (h)
+		yajl_free(h);
+	free(text);
+	if (bad) {
+		fprintf(stderr, "floor: %s: not JSON\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* A mappable array of @bytes, filled a window at a time, as the hook fills its tables. */
+static int make_and_fill(size_t bytes)
+{
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = VALUE_SIZE;
+	attr.max_entries = (unsigned)(bytes / VALUE_SIZE);
+	attr.map_flags = BPF_F_MMAPABLE;
+	int fd = (int)syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return fail("BPF_MAP_CREATE");
+	for (size_t off = 0; off < bytes; off += WINDOW) {
+		size_t len = bytes - off < WINDOW ? bytes - off : WINDOW;
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+		if (p == MAP_FAILED)
+			return fail("mmap");
+		memset(p, 1, len);
+		munmap(p, len);
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: floor POLICY.json KERNEL_BYTES\n");
+		return 1;
+	}
+	size_t per_map = (size_t)strtoull(argv[2], NULL, 10) / MAPS / WINDOW * WINDOW;
+	if (lex(argv[1]))
+		return 1;
+	for (int i = 0; i < MAPS; i++)
+		if (make_and_fill(per_map ? per_map : WINDOW))
+			return 1;
+	return 0;
+}
