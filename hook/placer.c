@@ -52,32 +52,46 @@ static void finish(struct update *u, size_t n)
 	_exit(error);
 }
 
-/* The placement the hook sent: the number of updates, or -1 when it sent none (closed). */
-static ssize_t receive(int sock, struct update *u)
-{
+/* A placement as it crosses the socket: the head, and room for the descriptors. */
+struct wire {
 	struct placement head;
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = {&head, sizeof(head)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
+	struct iovec iov;
+	struct msghdr msg;
+};
 
-	if (recvmsg(sock, &msg, 0) != (ssize_t)sizeof(head) || head.n == 0 ||
-	    head.n > SG_PLACER_MAX)
+/* @w ready to carry a head and @control_len bytes of control data. */
+static void wire_init(struct wire *w, size_t control_len)
+{
+	memset(w, 0, sizeof(*w));
+	w->iov = (struct iovec){&w->head, sizeof(w->head)};
+	w->msg = (struct msghdr){.msg_iov = &w->iov,
+				 .msg_iovlen = 1,
+				 .msg_control = w->control.buf,
+				 .msg_controllen = control_len};
+}
+
+/* The placement the hook sent: the number of updates, or -1 when it sent none (closed). */
+static ssize_t receive(int sock, struct update *u)
+{
+	struct wire w;
+
+	wire_init(&w, sizeof(w.control.buf));
+	if (recvmsg(sock, &w.msg, 0) != (ssize_t)sizeof(w.head) || w.head.n == 0 ||
+	    w.head.n > SG_PLACER_MAX)
 		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&w.msg);
 	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int) * 2 * head.n))
+	    cm->cmsg_len != CMSG_LEN(sizeof(int) * 2 * w.head.n))
 		return -1;
 	int fds[2 * SG_PLACER_MAX];
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2 * head.n);
-	for (uint32_t i = 0; i < head.n; i++)
-		u[i] = (struct update){fds[i], fds[head.n + i], head.slot, 0};
-	return head.n;
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2 * w.head.n);
+	for (uint32_t i = 0; i < w.head.n; i++)
+		u[i] = (struct update){fds[i], fds[w.head.n + i], w.head.slot, 0};
+	return w.head.n;
 }
 
 /* Closes every descriptor but @keep (close_range, Linux 5.9: below the kernel floor). */
@@ -187,25 +201,17 @@ void sg_placer_start(struct sg_placer *pl, size_t n)
 /* Hands the updates to the placer: false when it is gone, and they are to be made here. */
 static bool hand_over(struct sg_placer *pl, const int *outer_fds, const int *inner_fds)
 {
-	struct placement head = {pl->slot, (uint32_t)pl->n};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {&head, sizeof(head)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * 2 * pl->n)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	struct wire w;
 
-	memset(control.buf, 0, sizeof(control.buf));
+	wire_init(&w, CMSG_SPACE(sizeof(int) * 2 * pl->n));
+	w.head = (struct placement){pl->slot, (uint32_t)pl->n};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&w.msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int) * 2 * pl->n);
 	memcpy(CMSG_DATA(cm), outer_fds, sizeof(int) * pl->n);
 	memcpy((int *)CMSG_DATA(cm) + pl->n, inner_fds, sizeof(int) * pl->n);
-	if (sendmsg(pl->sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(head))
+	if (sendmsg(pl->sock, &w.msg, MSG_NOSIGNAL) == (ssize_t)sizeof(w.head))
 		return true;
 	/* It got nothing, so it exits once the socket closes, if it is not gone already. */
 	close(pl->sock);
