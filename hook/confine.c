@@ -72,7 +72,8 @@ static const uint32_t needed[] = {
     __NR_wait4,
     __NR_set_robust_list,
     __NR_sched_yield,
-    __NR_pipe2, /* valgrind's scheduler, in those children, under the memcheck tests */
+    __NR_pipe2,		  /* valgrind's scheduler, in those children, under the memcheck tests */
+    __NR_rt_sigtimedwait, /* valgrind's too, in a placer whose threads block in bpf(2) */
     /* files */
     __NR_openat,
     __NR_close,

@@ -18,6 +18,7 @@
 #ifndef SG_PLACER_H
 #define SG_PLACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,12 +26,16 @@
 #define SG_PLACER_MAX 16 /* updates one placer makes */
 
 struct sg_placer {
-	pid_t pid; /* the child, or -1: then sg_placer_send makes the updates here */
-	int sock;  /* to the child, or -1 */
+	bool started; /* sg_placer_start ran */
+	pid_t pid;    /* the child, or -1: then sg_placer_send makes the updates here */
+	int sock;     /* to the child, or -1 */
 	uint32_t slot;
 	size_t n;
 	int outer_fds[SG_PLACER_MAX]; /* the caller's, for sg_placer_wait */
 };
+
+/* A placer not started yet: sg_placer_send starts it, if nothing did before. */
+void sg_placer_init(struct sg_placer *pl);
 
 /*
  * Forks the placer, for @n updates: it starts a thread for each but one
@@ -50,7 +55,10 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 /* Returns once every update is visible (0), or the placer failed (-errno). */
 int sg_placer_wait(struct sg_placer *pl);
 
-/* Lets the placer go: one given nothing exits when its socket closes. */
+/*
+ * Lets the placer go, unwaited for: one given nothing exits when its socket
+ * closes, once its threads have started, and whoever adopts it reaps it.
+ */
 void sg_placer_stop(struct sg_placer *pl);
 
 #endif
