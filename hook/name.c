@@ -148,7 +148,8 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	for (; name[len]; len++) {
 		char c = name[len];
 		if (is_space_or_control((unsigned char)c)) {
-			out[0] = '\0';
+			if (cap)
+				out[0] = '\0';
 			return sg_input_error(err,
 					      "%s contains whitespace or a control character "
 					      "(byte %zu); sysctl names have none",

@@ -52,15 +52,18 @@ static void finish(struct update *u, size_t n)
 	_exit(error);
 }
 
-/* A placement as it crosses the socket: the head, and room for the descriptors. */
+/*
+ * A placement as it crosses the socket: the head, and room for the
+ * descriptors, last (clang does not take glibc's CMSG_SPACE for a constant).
+ */
 struct wire {
 	struct placement head;
+	struct iovec iov;
+	struct msghdr msg;
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov;
-	struct msghdr msg;
 };
 
 /* @w ready to carry a head and @control_len bytes of control data. */

@@ -1058,23 +1058,29 @@ int sg_tables_remove(const char *key)
 	return sg_unpin_dir(dir);
 }
 
-/* Waits for one of the removing children: 1 when it removed its policy. */
-static int wait_removal(void)
+/*
+ * Waits for removing child @pid: 1 when it removed its policy. By pid: this
+ * process may have other children, a placer still waiting out its grace
+ * periods (placer.h), which a wait for any child would take for a removal.
+ */
+static int wait_removal(pid_t pid)
 {
 	int status;
-	return wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
 {
 	enum { side_by_side = 64 };
-	size_t running = 0;
+	pid_t running[side_by_side]; /* a ring, the oldest child at @oldest */
+	size_t n_running = 0, oldest = 0;
 	int removed = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (running == side_by_side) {
-			removed += wait_removal();
-			running--;
+		if (n_running == side_by_side) {
+			removed += wait_removal(running[oldest]);
+			oldest = (oldest + 1) % side_by_side;
+			n_running--;
 		}
 		pid_t pid = fork();
 		if (pid == 0)
@@ -1082,10 +1088,10 @@ int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
 		if (pid < 0)
 			removed += sg_tables_remove(keys[i]) == 0;
 		else
-			running++;
+			running[(oldest + n_running++) % side_by_side] = pid;
 	}
-	for (; running > 0; running--)
-		removed += wait_removal();
+	for (; n_running > 0; n_running--, oldest = (oldest + 1) % side_by_side)
+		removed += wait_removal(running[oldest]);
 	return removed;
 }
 
