@@ -139,4 +139,36 @@ for i in $(seq 1 100); do
 	printf '{"id": "many-%s", "status": "stopped", "pid": 0, "bundle": "/"}' "$i" | "$SG" hook poststop
 done
 expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+
+# SIGKILL at any moment of a hook making a new large policy: its placer
+# (forked before the policy is parsed, placer.h) goes with it, and what is
+# left is a complete guard or nothing that gc does not remove.
+big_inline() { # NONCE: an annotation with a 10,002-rule inline policy no other hook has made
+	python3 -c 'import json,sys
+rules = [{"name": "net.ipv4.conf.sgk%d.rp_filter" % i, "access": "none"} for i in range(10000)]
+rules.append({"name": "kernel.domainname", "access": "read"})
+rules.append({"name": "kernel.sg_kill_" + sys.argv[1], "access": "none"})
+print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": rules})}))' "$1"
+}
+# Live processes of the session (not zombies: this init may reap orphans late or never).
+left_in_session() { sleep 0.5; ps -o stat= -s "$1" | grep -vc '^Z'; }
+killed_ok=0
+for delay in 0 0.004 0.008 0.012 0.016 0.024 0.032 0.05 0.08; do
+	container "hook-kill-$delay" "$(big_inline "$$-$delay")"
+	state "hook-kill-$delay" created "$PID" >"$TMPDIR_TEST/kill-state"
+	setsid sh -c "exec \"$SG\" hook createRuntime <\"$TMPDIR_TEST/kill-state\" >/dev/null 2>&1" &
+	hook=$!
+	sleep "$delay"
+	kill -9 "$hook" 2>/dev/null
+	wait "$hook" 2>/dev/null
+	left=$(left_in_session "$hook")
+	"$SG" gc >/dev/null 2>&1
+	got=$(write_in "$CG")
+	[ "$left" = 0 ] && { [ "$got" = ok ] || [ "$got" = EPERM ]; } && killed_ok=$((killed_ok + 1))
+	[ "$left" = 0 ] || echo "hook killed after ${delay}s: $left of its processes left" >&2
+	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
+done
+expect "a hook killed at any moment leaves no placer behind, and a guard whole or none" "9" \
+	echo "$killed_ok"
+expect "... and no staging directory" "0" dead_staging
 finish
