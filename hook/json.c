@@ -543,7 +543,7 @@ static void deliver(struct builder *b, const struct sg_json *item)
 	arena_rewind(&b->doc->tree, b->item_start);
 }
 
-/* Whether the array opening now is the streamed one: the first member @key of the root object. */
+/* Whether the array opening now is the streamed one: the root object's member stream->key. */
 static bool starts_stream(const struct builder *b)
 {
 	return b->stream && b->depth == 1 && b->stack[0].value->type == SG_JSON_OBJECT &&

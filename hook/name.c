@@ -58,16 +58,31 @@ static bool has_globstar(const char *s, size_t len)
 	return false;
 }
 
+/* What is wrong with a component of a name's slash form, if anything. */
+enum component_fault { COMPONENT_OK, COMPONENT_EMPTY, COMPONENT_DOTS, COMPONENT_GLOBSTAR };
+
+static enum component_fault component_fault(const char *comp, size_t len)
+{
+	if (len == 0)
+		return COMPONENT_EMPTY;
+	if (comp[0] == '.' && (len == 1 || (len == 2 && comp[1] == '.')))
+		return COMPONENT_DOTS;
+	if (len != 2 && has_globstar(comp, len))
+		return COMPONENT_GLOBSTAR;
+	return COMPONENT_OK;
+}
+
 /*
- * Checks the component of @len bytes at @comp of the slash form of @name:
- * @first, @last whether it is the first or the last one.
+ * The error for the component of @len bytes at @comp of the slash form of
+ * @name: @first, @last whether it is the first or the last one.
  */
-static int check_component(const char *comp, size_t len, bool first, bool last, const char *name,
+static int component_error(const char *comp, size_t len, bool first, bool last, const char *name,
 			   struct sg_err *err)
 {
 	char q[128];
 
-	if (len == 0) {
+	switch (component_fault(comp, len)) {
+	case COMPONENT_EMPTY:
 		if (first)
 			return sg_input_error(err,
 					      "%s starts with a separator; write names "
@@ -82,26 +97,20 @@ static int check_component(const char *comp, size_t len, bool first, bool last, 
 				      "%s has an empty component (two separators in a "
 				      "row); separate components with one '.' or '/'",
 				      quote(name, q, sizeof(q)));
-	}
-	if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
+	case COMPONENT_DOTS:
 		return sg_input_error(err,
 				      "%s has a component \"%.*s\", which no sysctl has; "
 				      "name the sysctl itself",
 				      quote(name, q, sizeof(q)), (int)len, comp);
-	if (len != 2 && has_globstar(comp, len))
+	case COMPONENT_GLOBSTAR:
 		return sg_input_error(err,
 				      "%s: component \"%.*s\" mixes ** with other "
 				      "characters; ** must be a whole component "
 				      "(net.**.rp_filter), use * within a component",
 				      quote(name, q, sizeof(q)), (int)len, comp);
-	return 0;
-}
-
-/* Whether check_component finds fault with the component, without making its message. */
-static bool is_bad_component(const char *comp, size_t len)
-{
-	return len == 0 || (comp[0] == '.' && (len == 1 || (len == 2 && comp[1] == '.'))) ||
-	       (len != 2 && has_globstar(comp, len));
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -118,7 +127,7 @@ struct slash_form {
 
 static void end_component(struct slash_form *f, const char *out, size_t end)
 {
-	if (f->bad == SIZE_MAX && is_bad_component(out + f->comp, end - f->comp)) {
+	if (f->bad == SIZE_MAX && component_fault(out + f->comp, end - f->comp) != COMPONENT_OK) {
 		f->bad = f->comp;
 		f->bad_len = end - f->comp;
 	}
@@ -179,7 +188,7 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	end_component(&f, out, len);
 	if (f.bad == SIZE_MAX)
 		return 0;
-	int r = check_component(out + f.bad, f.bad_len, f.bad == 0, f.bad + f.bad_len == len, name,
+	int r = component_error(out + f.bad, f.bad_len, f.bad == 0, f.bad + f.bad_len == len, name,
 				err);
 	out[0] = '\0';
 	return r;
