@@ -107,7 +107,7 @@ int sg_cmd_check(int argc, char **argv)
 		for (size_t w = 0; w < policy.n_warnings; w++)
 			fprintf(stderr, "warning: %s\n", policy.warnings[w]);
 		printf("%s: valid (%zu rule%s, mode %s, default %s)\n", argv[i], policy.n_rules,
-		       policy.n_rules == 1 ? "" : "s", sg_mode_name(policy.mode),
+		       sg_plural(policy.n_rules), sg_mode_name(policy.mode),
 		       sg_access_name(policy.default_access));
 		sg_policy_free(&policy);
 	}
@@ -142,7 +142,7 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 			printf(", on_violation clamp");
 	}
 	if (r && r->n_values)
-		printf(", %zu allowed value%s", r->n_values, r->n_values == 1 ? "" : "s");
+		printf(", %zu allowed value%s", r->n_values, sg_plural(r->n_values));
 	if (e->flags & SG_RULE_REWRITE && e->text < c->n_texts)
 		printf(", rewrite \"%s\"", c->texts[e->text].rewrite);
 	printf("\n");

@@ -164,7 +164,7 @@ int sg_cmd_attach(int argc, char **argv)
 		goto out;
 	}
 	printf("guarded %s with %s (%u rule%s, policy %s)\n", cgroup, label,
-	       compiled.config.n_rules, compiled.config.n_rules == 1 ? "" : "s", meta.policy_key);
+	       compiled.config.n_rules, sg_plural(compiled.config.n_rules), meta.policy_key);
 out:
 	sg_compiled_free(&compiled);
 	sg_policy_set_free(&set);

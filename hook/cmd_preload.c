@@ -84,7 +84,7 @@ static int load_all(struct preload *p, size_t n, struct sg_err *err)
 		if (r < 0)
 			return r;
 		printf("preloaded %s: policy %s (%u rule%s)\n", p[i].label, tables.key, rules,
-		       rules == 1 ? "" : "s");
+		       sg_plural(rules));
 	}
 	return 0;
 }

@@ -219,7 +219,7 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 	if (r < 0)
 		return r;
 	sg_info("guarded %s with %s (%u rule%s, policy %s)", cgroup, meta->description,
-		meta->n_rules, meta->n_rules == 1 ? "" : "s", meta->policy_key);
+		meta->n_rules, sg_plural(meta->n_rules), meta->policy_key);
 	return 0;
 }
 

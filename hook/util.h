@@ -11,6 +11,12 @@
 
 #include "err.h"
 
+/* The "s" a count of @n things takes in a message: "1 rule", "2 rules". */
+static inline const char *sg_plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static inline void sg_freep(void *p)
 {
 	free(*(void **)p);
