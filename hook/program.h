@@ -116,10 +116,11 @@ int sg_pins_lock(bool exclusive);
  * "rewrite" makes the probe find that the kernel ignores rewrites,
  * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
- * together at every size would. It
- * can only make the hook fail, deny what a rewrite or clamp rule would
- * have changed, or parse again: it fails closed. Returns -EIO for a chosen
- * step.
+ * together at every size would, and "placer" starts no placer (placer.h),
+ * so that the hook makes the outer-map updates itself, waits included. It
+ * can only make the hook fail or slower, deny what a rewrite or clamp rule
+ * would have changed, or parse again: it fails closed. Returns -EIO for a
+ * chosen step.
  */
 int sg_injected_fault(const char *step);
 
