@@ -70,6 +70,7 @@ static const uint32_t needed[] = {
     __NR_recvmsg,
     __NR_close_range,
     __NR_wait4,
+    __NR_kill, /* a placer that did not place in time, before its slot is released */
     __NR_set_robust_list,
     __NR_sched_yield,
     __NR_pipe2,		  /* valgrind's scheduler, in those children, under the memcheck tests */
@@ -155,7 +156,7 @@ static const uint32_t needed[] = {
 #ifdef __SANITIZE_ADDRESS__
 /* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
 static const uint32_t sanitizer_needs[] = {
-    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_getppid, __NR_kill, __NR_tgkill,
+    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_getppid, __NR_tgkill,
 #ifdef __x86_64__
     __NR_getdents,
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -161,6 +162,9 @@ static void placer_main(int sock, size_t expected)
 	}
 	ssize_t n = receive(sock, crew.u);
 	close(sock);
+	/* placer_stall: a placer descheduled for longer than the hook waits (placer_timeout) */
+	if (n > 0 && sg_injected_fault("placer_stall"))
+		sleep(1);
 	pthread_mutex_lock(&crew.lock);
 	crew.n = n > 0 ? (size_t)n : 0;
 	crew.ready = true;
@@ -261,9 +265,34 @@ static bool all_visible(const struct sg_placer *pl)
 	return true;
 }
 
+/* How long a node may keep the placer from running before the hook gives up. */
+static double placer_timeout(void)
+{
+	return sg_injected_fault("placer_stall") ? 0.2 : 20.0;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * Killed and reaped before the caller releases the slot: a placer that ran
+ * later would put this policy's tables into a slot another policy may have
+ * claimed by then. Our own child, not reaped yet: its pid is still its own.
+ */
+static void kill_placer(struct sg_placer *pl)
+{
+	kill(pl->pid, SIGKILL);
+	waitpid(pl->pid, NULL, 0);
+	pl->pid = -1;
+}
+
 int sg_placer_wait(struct sg_placer *pl)
 {
-	struct timespec start, now;
+	struct timespec start;
 	int status;
 
 	if (pl->pid <= 0)
@@ -281,10 +310,11 @@ int sg_placer_wait(struct sg_placer *pl)
 			 */
 			return WIFEXITED(status) && all_visible(pl) ? 0 : -EIO;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		/* A node too busy to run the placer for this long: give up. */
-		if (now.tv_sec - start.tv_sec > 20)
+		if (seconds_since(&start) > placer_timeout()) {
+			kill_placer(pl);
 			return -ETIMEDOUT;
+		}
 		/* An update shows within microseconds of the placer's call: let it run. */
 		sched_yield();
 	}

@@ -52,7 +52,11 @@ void sg_placer_start(struct sg_placer *pl, size_t n);
 int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_fds, size_t n,
 		   uint32_t slot);
 
-/* Returns once every update is visible (0), or the placer failed (-errno). */
+/*
+ * Returns once every update is visible (0), or the placer failed (-errno).
+ * A placer that has not placed after 20 s is killed and reaped first
+ * (-ETIMEDOUT): then it will place nothing, and the slot may be released.
+ */
 int sg_placer_wait(struct sg_placer *pl);
 
 /*

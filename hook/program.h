@@ -116,8 +116,10 @@ int sg_pins_lock(bool exclusive);
  * "rewrite" makes the probe find that the kernel ignores rewrites,
  * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
- * together at every size would, and "placer" starts no placer (placer.h),
- * so that the hook makes the outer-map updates itself, waits included. It
+ * together at every size would, "placer" starts no placer (placer.h),
+ * so that the hook makes the outer-map updates itself, waits included, and
+ * "placer_stall" keeps the placer from placing for a second while the hook
+ * waits 0.2 s for it, so that it is killed before its slot is released. It
  * can only make the hook fail or slower, deny what a rewrite or clamp rule
  * would have changed, or parse again: it fails closed. Returns -EIO for a
  * chosen step.

@@ -974,6 +974,12 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "of its names or values hash alike under this seed; "
 			    "a new attempt draws a new one",
 			    out->key);
+		if (r == -ETIMEDOUT)
+			return sg_system_error(
+			    err, ETIMEDOUT,
+			    "the tables of policy %s were not placed in time: the node "
+			    "did not run the placing process; try again when it is less busy",
+			    out->key);
 		return sg_system_error(err, -r,
 				       "cannot put the tables of policy %s in the kernel: %s",
 				       out->key, strerror(-r));
