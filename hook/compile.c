@@ -844,15 +844,19 @@ static int add_value(struct sg_rule_value *values, size_t *n, uint32_t rule, con
 				      "%s: the value \"%.40s...\" is %zu bytes long; sysctl-guard "
 				      "compares values of at most %d bytes",
 				      where_text(where, buf), value, len, SG_VALUE_MAX - 1);
-	values[(*n)++] = (struct sg_rule_value){.rule = rule, .value = value};
+	values[(*n)++] = (struct sg_rule_value){.rule = rule, .len = (uint32_t)len, .value = value};
 	return 0;
 }
 
+/* @name has @len (< SG_NAME_MAX) bytes. */
 static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, const char *name,
-		      uint32_t rule)
+		      size_t len, uint32_t rule)
 {
-	exact[(*n)++] = (struct sg_exact_name){
-	    .layer = layer, .rule = rule, .order = sg_exact_order(name), .name = name};
+	exact[(*n)++] = (struct sg_exact_name){.layer = layer,
+					       .rule = rule,
+					       .order = sg_exact_order(name),
+					       .name = name,
+					       .len = (uint32_t)len};
 }
 
 /*
@@ -923,6 +927,7 @@ static void build_values_table(struct sg_compiled *c)
  */
 struct rule_patterns {
 	const char **of;
+	uint32_t *len;	   /* strlen of each: measured here once */
 	bool *literal;	   /* sg_pattern_is_literal of each: asked here once */
 	char **normalised; /* the copies, to free */
 	size_t n;
@@ -933,6 +938,7 @@ static void rule_patterns_free(struct rule_patterns *p)
 	for (size_t i = 0; p->normalised && i < p->n; i++)
 		free(p->normalised[i]);
 	free(p->normalised);
+	free(p->len);
 	free(p->literal);
 	free(p->of);
 	memset(p, 0, sizeof(*p));
@@ -946,10 +952,12 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 	char pattern[SG_NAME_MAX], buf[256];
 
 	if (rule->pattern) {
-		if (strlen(rule->pattern) >= SG_NAME_MAX)
+		size_t len = strlen(rule->pattern);
+		if (len >= SG_NAME_MAX)
 			return sg_input_error(err, "%s: the name is longer than %d characters",
 					      where_text(where, buf), SG_NAME_MAX - 1);
 		p->of[g] = rule->pattern;
+		p->len[g] = (uint32_t)len;
 		return 0;
 	}
 	if (sg_name_normalise(rule->name ? rule->name : "", pattern, sizeof(pattern), err) < 0) {
@@ -958,6 +966,7 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 	}
 	p->normalised[g] = sg_xstrdup(pattern);
 	p->of[g] = p->normalised[g];
+	p->len[g] = (uint32_t)strlen(pattern);
 	return 0;
 }
 
@@ -975,6 +984,7 @@ static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rul
 	patterns->n = n_policy_rules;
 	patterns->of = sg_xcalloc(n_policy_rules, sizeof(*patterns->of));
 	patterns->normalised = sg_xcalloc(n_policy_rules, sizeof(*patterns->normalised));
+	patterns->len = sg_xcalloc(n_policy_rules, sizeof(*patterns->len));
 	patterns->literal = sg_xcalloc(n_policy_rules, sizeof(*patterns->literal));
 	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
 		const struct sg_policy *p = &set->layers[l];
@@ -1059,7 +1069,7 @@ static int compile_policy_rules(const struct sg_policy_set *set,
 			/* Not rule->is_literal: the exact table and the DFA must split alike. */
 			if (patterns->literal[g])
 				add_exact(c->exact, &c->n_exact, (uint32_t)l, patterns->of[g],
-					  (uint32_t)g);
+					  patterns->len[g], (uint32_t)g);
 		}
 	}
 	return 0;
@@ -1080,7 +1090,8 @@ static int compile_pinned(const struct sg_policy_set *set, const uint32_t *pinne
 		uint32_t rule = first + pinned_rule[i];
 		const struct sg_rule_origin where = {pinned_origin, SIZE_MAX, pair->name};
 
-		if (strlen(pair->name) >= SG_NAME_MAX)
+		size_t len = strlen(pair->name);
+		if (len >= SG_NAME_MAX)
 			return sg_input_error(err, "%s: the name is longer than %d characters",
 					      where_text(&where, buf), SG_NAME_MAX - 1);
 		if (rule == g) {
@@ -1091,7 +1102,7 @@ static int compile_pinned(const struct sg_policy_set *set, const uint32_t *pinne
 			e->layer = SG_PINNED_LAYER;
 			e->text = SG_NO_RULE;
 			c->origins[g] = where;
-			add_exact(c->exact, &c->n_exact, SG_PINNED_LAYER, pair->name, g);
+			add_exact(c->exact, &c->n_exact, SG_PINNED_LAYER, pair->name, len, g);
 			g++;
 		}
 		int r = add_value(c->values, &c->n_values, rule, pair->value ? pair->value : "",
@@ -1168,6 +1179,8 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		return r;
 	build_exact_table(&c);
 	build_values_table(&c);
+	for (uint32_t i = 0; i < c.config.n_rules; i++)
+		c.rule_names_bytes += (c.origins[i].name ? strlen(c.origins[i].name) : 0) + 1;
 
 	c.name_copies = SG_TAKE(patterns.normalised);
 	c.n_name_copies = patterns.n;
@@ -1195,8 +1208,11 @@ void sg_compiled_free(struct sg_compiled *compiled)
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
-	const struct sg_exact_name key = {
-	    .layer = layer, .rule = 0, .order = sg_exact_order(name), .name = name};
+	const struct sg_exact_name key = {.layer = layer,
+					  .rule = 0,
+					  .order = sg_exact_order(name),
+					  .name = name,
+					  .len = (uint32_t)strlen(name)};
 
 	/* Not by cmp_exact_name, which orders equal names by rule: they are unique here. */
 	size_t lo = 0, hi = c->n_exact;

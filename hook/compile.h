@@ -30,11 +30,13 @@ struct sg_exact_name {
 	uint32_t rule;
 	uint64_t order;	  /* sg_exact_order(name): the table's order (below) */
 	const char *name; /* slash form */
+	uint32_t len;	  /* strlen(name): the loader lays out 9,000 names in several passes */
 };
 
 /* A value a rule allows, normalised as a token list (sg_value_normalise). */
 struct sg_rule_value {
 	uint32_t rule;
+	uint32_t len; /* strlen(value) */
 	const char *value;
 };
 
@@ -48,6 +50,7 @@ struct sg_compiled {
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
+	size_t rule_names_bytes;    /* of the origins' names, each with its NUL */
 	struct sg_rule_text *texts; /* of the rules that rewrite or clamp (sg_rule_entry.text) */
 	uint32_t n_texts;
 

@@ -164,7 +164,7 @@ static void *arena_alloc(struct arena *a, size_t size, size_t align)
 static char *arena_strndup(struct arena *a, const char *s, size_t len)
 {
 	char *copy = arena_alloc(a, len + 1, 1);
-	memcpy(copy, s, len);
+	sg_copy_short(copy, s, len);
 	copy[len] = '\0';
 	return copy;
 }
@@ -265,7 +265,7 @@ struct builder {
 static size_t intern_slot(const char *s, size_t len)
 {
 	uint64_t word[2] = {0, 0};
-	memcpy(word, s, len);
+	sg_copy_short(word, s, len);
 	uint64_t h = (word[0] + len) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ (h >> 29) ^ word[1]) * 0xbf58476d1ce4e5b9ull;
 	return (size_t)(h >> 40);

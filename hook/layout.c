@@ -12,18 +12,16 @@ size_t sg_long_names(const struct sg_compiled *c)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->n_exact; i++)
-		n += sg_is_long_name(strlen(c->exact[i].name));
+		n += sg_is_long_name(c->exact[i].len);
 	return n;
 }
 
 void sg_exact_short_key_of(const struct sg_exact_name *e, struct sg_exact_short_key *key)
 {
-	size_t len = strlen(e->name);
-
-	assert(!sg_is_long_name(len));
+	assert(!sg_is_long_name(e->len));
 	memset(key, 0, sizeof(*key));
 	key->layer = e->layer;
-	memcpy(key->name, e->name, len);
+	sg_copy_short(key->name, e->name, e->len);
 }
 
 int sg_plan_exact(struct sg_hashed_tables *t, const struct sg_compiled *c)
@@ -35,7 +33,7 @@ int sg_plan_exact(struct sg_hashed_tables *t, const struct sg_compiled *c)
 	t->short_hashes = sg_xcalloc(c->n_exact, sizeof(*t->short_hashes));
 	for (size_t i = 0; i < c->n_exact; i++) {
 		struct sg_exact_short_key key;
-		if (sg_is_long_name(strlen(c->exact[i].name)))
+		if (sg_is_long_name(c->exact[i].len))
 			continue;
 		sg_exact_short_key_of(&c->exact[i], &key);
 		t->short_names[n] = (uint32_t)i;

@@ -279,8 +279,9 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 		return invalid(c, &v->pos, path, "empty name");
 	if (sg_name_normalise(v->string.text, pattern, sizeof(pattern), &name_err) < 0)
 		return invalid(c, &v->pos, path, "%s", name_err.msg);
-	rule->name = sg_arena_strdup(c->strings, v->string.text);
-	rule->pattern = sg_arena_strdup(c->strings, pattern);
+	/* Normalising keeps the length; the parser refused NULs inside strings. */
+	rule->name = sg_arena_strndup(c->strings, v->string.text, v->string.len);
+	rule->pattern = sg_arena_strndup(c->strings, pattern, v->string.len);
 	rule->is_literal = sg_pattern_is_literal(pattern);
 	return 0;
 }

@@ -71,11 +71,11 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 	for (size_t i = 0; i < c->n_exact; i++) {
 		sg_siphash_update(&h, &c->exact[i].layer, sizeof(c->exact[i].layer));
 		sg_siphash_update(&h, &c->exact[i].rule, sizeof(c->exact[i].rule));
-		sg_siphash_update(&h, c->exact[i].name, strlen(c->exact[i].name) + 1);
+		sg_siphash_update(&h, c->exact[i].name, c->exact[i].len + 1);
 	}
 	for (size_t i = 0; i < c->n_values; i++) {
 		sg_siphash_update(&h, &c->values[i].rule, sizeof(c->values[i].rule));
-		sg_siphash_update(&h, c->values[i].value, strlen(c->values[i].value) + 1);
+		sg_siphash_update(&h, c->values[i].value, c->values[i].len + 1);
 	}
 	for (uint32_t i = 0; i < c->config.n_rules; i++)
 		if (c->origins[i].name)
@@ -98,10 +98,7 @@ static const char *rule_name(const struct sg_compiled *c, uint32_t rule)
 /* Elements of the rule_names table: every name with its NUL. */
 static size_t rule_names_units(const struct sg_compiled *c)
 {
-	size_t bytes = 0;
-	for (uint32_t i = 0; i < c->config.n_rules; i++)
-		bytes += strlen(rule_name(c, i)) + 1;
-	return (bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
+	return (c->rule_names_bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
 }
 
 static size_t dfa_entries(const struct sg_compiled *c)
@@ -346,7 +343,7 @@ static int fill_long_names(int fd, const struct sg_compiled *c)
 
 	for (size_t i = 0; r == 0 && i < c->n_exact; i++) {
 		const struct sg_exact_name *e = &c->exact[i];
-		size_t len = strlen(e->name);
+		size_t len = e->len;
 		if (!sg_is_long_name(len))
 			continue;
 		memset(&keys[n], 0, sizeof(keys[n]));

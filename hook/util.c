@@ -145,8 +145,15 @@ void *sg_arena_alloc(struct sg_arena *a, size_t size)
 
 char *sg_arena_strdup(struct sg_arena *a, const char *s)
 {
-	size_t n = strlen(s) + 1;
-	return memcpy(arena_take(a, n, 1), s, n);
+	return sg_arena_strndup(a, s, strlen(s));
+}
+
+char *sg_arena_strndup(struct sg_arena *a, const char *s, size_t len)
+{
+	char *copy = arena_take(a, len + 1, 1);
+	sg_copy_short(copy, s, len);
+	copy[len] = '\0';
+	return copy;
 }
 
 void sg_arena_free(struct sg_arena *a)
