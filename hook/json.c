@@ -31,10 +31,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <yajl/yajl_parse.h>
 
+#include "arena.h"
 #include "util.h"
 
 /* Turns byte offsets into line:column; columns count characters, not bytes. */
@@ -90,118 +90,21 @@ static struct sg_pos cursor_at(struct cursor *c, size_t offset)
 }
 
 /*
- * Blocks of an arena, newest first. They are mapped rather than malloc'ed:
- * freeing the tree then gives its memory back to the system at once, where a
- * heap would keep it as a hole that the compiler's large (mapped) tables
- * cannot use. Pages of a block not yet filled are not resident.
- */
-struct arena_block {
-	struct arena_block *prev;
-	size_t used, cap; /* bytes of data */
-	max_align_t data[];
-};
-
-#define ARENA_BLOCK_BYTES ((size_t)1 << 20)
-
-/* Blocks filled in turn, and large arrays in blocks of their own. */
-struct arena {
-	struct arena_block *blocks, *large;
-};
-
-/* What the arena held at some point: arena_rewind frees what came after. */
-struct arena_mark {
-	struct arena_block *blocks, *large;
-	size_t used;
-};
-
-/*
  * What sg_json_parse hands out: the root first, so that sg_json_free finds
  * the arenas from it. Interned strings have an arena of their own: the
  * tree's is rewound after each streamed item, and they outlive it.
  */
 struct json_doc {
 	struct sg_json root;
-	struct arena tree, words;
+	struct sg_arena tree, words;
 };
-
-static struct arena_block *new_block(size_t cap)
-{
-	struct arena_block *blk = sg_xmap(sizeof(*blk) + cap);
-	blk->cap = cap;
-	return blk;
-}
-
-static void unmap_block(struct arena_block *blk)
-{
-	munmap(blk, sizeof(*blk) + blk->cap);
-}
-
-/* @size bytes aligned to @align (a power of two), for as long as the tree lives. */
-static void *arena_alloc(struct arena *a, size_t size, size_t align)
-{
-	struct arena_block *blk = a->blocks;
-	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
-
-	if (blk && at + size <= blk->cap) {
-		blk->used = at + size;
-		return (char *)blk->data + at;
-	}
-	if (size > ARENA_BLOCK_BYTES / 4) {
-		/* A large array gets a block of its own: the one being filled goes on. */
-		struct arena_block *own = new_block(size);
-		own->prev = a->large;
-		a->large = own;
-		own->used = size;
-		return own->data;
-	}
-	blk = new_block(ARENA_BLOCK_BYTES);
-	blk->prev = a->blocks;
-	a->blocks = blk;
-	blk->used = size;
-	return blk->data;
-}
-
-static char *arena_strndup(struct arena *a, const char *s, size_t len)
-{
-	char *copy = arena_alloc(a, len + 1, 1);
-	sg_copy_short(copy, s, len);
-	copy[len] = '\0';
-	return copy;
-}
-
-static struct arena_mark arena_mark(const struct arena *a)
-{
-	return (struct arena_mark){a->blocks, a->large, a->blocks ? a->blocks->used : 0};
-}
-
-/* Frees everything allocated since @m: its memory serves what comes next. */
-static void arena_rewind(struct arena *a, struct arena_mark m)
-{
-	while (a->blocks != m.blocks) {
-		struct arena_block *prev = a->blocks->prev;
-		unmap_block(a->blocks);
-		a->blocks = prev;
-	}
-	while (a->large != m.large) {
-		struct arena_block *prev = a->large->prev;
-		unmap_block(a->large);
-		a->large = prev;
-	}
-	if (a->blocks)
-		a->blocks->used = m.used;
-}
-
-static void arena_free(struct arena *a)
-{
-	arena_rewind(a, (struct arena_mark){NULL, NULL, 0});
-}
 
 static void doc_free(struct json_doc *doc)
 {
 	if (!doc)
 		return;
-	arena_free(&doc->tree);
-	arena_free(&doc->words);
+	sg_arena_free(&doc->tree);
+	sg_arena_free(&doc->words);
 	free(doc);
 }
 
@@ -253,8 +156,8 @@ struct builder {
 	/* The streamed array (json.h): its frame's depth, 0 when none is open. */
 	const struct sg_json_stream *stream;
 	unsigned stream_depth;
-	size_t streamed;	      /* its items so far */
-	struct arena_mark item_start; /* the tree's arena before the item being read */
+	size_t streamed;		 /* its items so far */
+	struct sg_arena_mark item_start; /* the tree's arena before the item being read */
 };
 
 /*
@@ -278,16 +181,16 @@ static size_t intern_slot(const char *s, size_t len)
 static char *intern(struct builder *b, const char *s, size_t len)
 {
 	if (len > INTERN_MAX_LEN)
-		return arena_strndup(&b->doc->tree, s, len);
+		return sg_arena_strndup(&b->doc->tree, s, len);
 	for (size_t i = intern_slot(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
 	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
 		char *seen = b->interned[i];
 		if (!seen)
-			return b->interned[i] = arena_strndup(&b->doc->words, s, len);
+			return b->interned[i] = sg_arena_strndup(&b->doc->words, s, len);
 		if (strncmp(seen, s, len) == 0 && seen[len] == '\0')
 			return seen;
 	}
-	return arena_strndup(&b->doc->tree, s, len); /* a crowded neighbourhood: not shared */
+	return sg_arena_strndup(&b->doc->tree, s, len); /* a crowded neighbourhood: not shared */
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct builder *b, size_t offset,
@@ -540,7 +443,7 @@ static bool in_stream(const struct builder *b)
 static void deliver(struct builder *b, const struct sg_json *item)
 {
 	b->stream->item(item, b->streamed++, b->stream->arg);
-	arena_rewind(&b->doc->tree, b->item_start);
+	sg_arena_rewind(&b->doc->tree, b->item_start);
 }
 
 /* Whether the array opening now is the streamed one: the root object's member stream->key. */
@@ -591,7 +494,7 @@ static void close_container(struct builder *b)
 
 	if (n) {
 		values =
-		    arena_alloc(&b->doc->tree, n * sizeof(*values), _Alignof(struct sg_json *));
+		    sg_arena_take(&b->doc->tree, n * sizeof(*values), _Alignof(struct sg_json *));
 		for (size_t i = 0; i < n; i++)
 			values[i] = m[i].value;
 	}
@@ -600,9 +503,9 @@ static void close_container(struct builder *b)
 		v->array.len = n;
 	} else if (n) {
 		v->object.values = values;
-		v->object.keys = arena_alloc(&b->doc->tree, n * sizeof(char *), _Alignof(char *));
-		v->object.key_pos =
-		    arena_alloc(&b->doc->tree, n * sizeof(struct sg_pos), _Alignof(struct sg_pos));
+		v->object.keys = sg_arena_take(&b->doc->tree, n * sizeof(char *), _Alignof(char *));
+		v->object.key_pos = sg_arena_take(&b->doc->tree, n * sizeof(struct sg_pos),
+						  _Alignof(struct sg_pos));
 		for (size_t i = 0; i < n; i++) {
 			v->object.keys[i] = m[i].key;
 			v->object.key_pos[i] = m[i].key_pos;
@@ -622,10 +525,10 @@ static void close_container(struct builder *b)
 static struct sg_json *new_value(struct builder *b, enum sg_json_type type, size_t start)
 {
 	if (in_stream(b))
-		b->item_start = arena_mark(&b->doc->tree);
-	struct sg_json *v = b->depth == 0
-				? &b->doc->root
-				: arena_alloc(&b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
+		b->item_start = sg_arena_mark(&b->doc->tree);
+	struct sg_json *v =
+	    b->depth == 0 ? &b->doc->root
+			  : sg_arena_take(&b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
 	memset(v, 0, sizeof(*v));
 	v->type = type;
 	v->pos = cursor_at(&b->cursor, start);
@@ -667,7 +570,7 @@ static int on_number(void *ctx, const char *s, size_t len)
 	size_t end = consumed(b);
 	struct sg_json *v = new_value(b, SG_JSON_NUMBER, token_start(b->text, end));
 
-	v->number.text = arena_strndup(&b->doc->tree, s, len);
+	v->number.text = sg_arena_strndup(&b->doc->tree, s, len);
 	if (integer_literal(s, len)) {
 		errno = 0;
 		long long n = strtoll(v->number.text, NULL, 10);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../bpf/sysctl_guard.h"
+#include "arena.h"
 #include "err.h"
 #include "util.h"
 
@@ -46,7 +47,7 @@ struct sg_policy {
 	size_t n_rules;
 	char **warnings; /* e.g. rules that can never match; "origin:line:col: rules[i]: ..." */
 	size_t n_warnings;
-	struct sg_arena strings; /* the rules' strings, value lists and ranges (util.h) */
+	struct sg_arena strings; /* the rules' strings, value lists and ranges (arena.h) */
 };
 
 /*

@@ -106,65 +106,6 @@ void *sg_xmap(size_t size)
 	return check_alloc(p == MAP_FAILED ? NULL : p);
 }
 
-struct sg_arena_block {
-	struct sg_arena_block *prev;
-	size_t used, cap;
-	max_align_t data[];
-};
-
-/*
- * @size bytes at @align from the newest block, or from a new one twice the
- * size of the last (up to 1 MiB): a 10,000-rule policy's strings take five
- * blocks, not forty, each a mapping of its own to make and unmap.
- */
-static void *arena_take(struct sg_arena *a, size_t size, size_t align)
-{
-	enum { FIRST = 32 << 10, LARGEST = 1 << 20 };
-	struct sg_arena_block *blk = a->head;
-	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
-
-	if (!blk || at + size > blk->cap) {
-		size_t cap = blk ? (blk->cap < LARGEST / 2 ? 2 * blk->cap : LARGEST) : FIRST;
-		if (cap < size)
-			cap = size;
-		blk = sg_xmalloc(sizeof(*blk) + cap);
-		blk->prev = a->head;
-		blk->used = 0;
-		blk->cap = cap;
-		a->head = blk;
-		at = 0;
-	}
-	blk->used = at + size;
-	return (char *)blk->data + at;
-}
-
-void *sg_arena_alloc(struct sg_arena *a, size_t size)
-{
-	return memset(arena_take(a, size, _Alignof(max_align_t)), 0, size);
-}
-
-char *sg_arena_strdup(struct sg_arena *a, const char *s)
-{
-	return sg_arena_strndup(a, s, strlen(s));
-}
-
-char *sg_arena_strndup(struct sg_arena *a, const char *s, size_t len)
-{
-	char *copy = arena_take(a, len + 1, 1);
-	sg_copy_short(copy, s, len);
-	copy[len] = '\0';
-	return copy;
-}
-
-void sg_arena_free(struct sg_arena *a)
-{
-	for (struct sg_arena_block *blk = a->head, *prev; blk; blk = prev) {
-		prev = blk->prev;
-		free(blk);
-	}
-	a->head = NULL;
-}
-
 char *sg_xstrdup(const char *s)
 {
 	return check_alloc(strdup(s));

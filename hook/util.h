@@ -78,18 +78,6 @@ void *sg_xcalloc_probed(size_t n, size_t size);
 void *sg_xrealloc(void *p, size_t n, size_t size);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
-/*
- * Memory handed out in pieces and given back whole: for the many small
- * strings of a large policy, which a malloc and a free each would cost
- * more than the rest of parsing them. All zero is an empty arena.
- */
-struct sg_arena {
-	struct sg_arena_block *head;
-};
-void *sg_arena_alloc(struct sg_arena *a, size_t size);	  /* zeroed, aligned for any type */
-char *sg_arena_strdup(struct sg_arena *a, const char *s); /* byte-aligned: only for strings */
-char *sg_arena_strndup(struct sg_arena *a, const char *s, size_t len); /* @len: strlen(s) */
-void sg_arena_free(struct sg_arena *a);
 
 /*
  * Copies @n bytes, as memcpy: inline, a word at a time. For the names and
