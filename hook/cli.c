@@ -104,6 +104,7 @@ int sg_cmd_check(int argc, char **argv)
 			status = SG_EXIT_INPUT;
 			continue;
 		}
+		sg_policy_find_shadowed(&policy);
 		for (size_t w = 0; w < policy.n_warnings; w++)
 			fprintf(stderr, "warning: %s\n", policy.warnings[w]);
 		printf("%s: valid (%zu rule%s, mode %s, default %s)\n", argv[i], policy.n_rules,

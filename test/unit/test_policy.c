@@ -546,6 +546,7 @@ TEST(rule_count_limit)
 	_cleanup_free_ char *most = many_rules(SG_MAX_RULES, 1);
 	double t0 = seconds();
 	CHECK(sg_policy_parse(most, strlen(most), "t.json", &p, &err) == 0);
+	sg_policy_find_shadowed(&p);
 	/* Informational only: speed is measured in test/bench, never asserted here. */
 	fprintf(stderr, "  %d rules took %.2f s\n", SG_MAX_RULES, seconds() - t0);
 	CHECK(p.n_rules == SG_MAX_RULES);
@@ -620,6 +621,9 @@ TEST(warnings_for_rules_that_never_match)
 		   &p))
 		return;
 	CHECK(p.n_rules == 6);
+	CHECK(p.n_warnings == 0); /* parsing does not look */
+	sg_policy_find_shadowed(&p);
+	sg_policy_find_shadowed(&p); /* a second look finds the same, not twice as many */
 	CHECK(p.n_warnings == 3);
 	if (p.n_warnings == 3) {
 		/* in the order of the rules they are about */
@@ -640,6 +644,7 @@ TEST(warnings_for_rules_that_never_match)
 		  " {\"name\": \"net.*\", \"access\": \"none\"},"
 		  " {\"name\": \"net.core\", \"access\": \"none\"}]}",
 		  &p)) {
+		sg_policy_find_shadowed(&p);
 		CHECK(p.n_warnings == 0);
 		sg_policy_free(&p);
 	}
@@ -701,6 +706,7 @@ TEST(copy_and_free)
 		   "]}",
 		   &p))
 		return;
+	sg_policy_find_shadowed(&p);
 	CHECK(sg_policy_copy(&p, &copy) == 0);
 	check_same(&p, &copy);
 	/* the copy outlives the original */
