@@ -692,14 +692,25 @@ static void merge_byte_classes(struct sg_compiled *c)
  * names of one policy share long prefixes (net/ipv4/conf/eth12/...), and
  * sorting 10,000 of them by strcmp alone took milliseconds. Equal hashes
  * fall back to strcmp, so a collision costs a comparison, never a wrong
- * answer; the hash is FNV-1a, unkeyed, because the order must be the same in
- * every run (it is part of the policy's digest, tables.c).
+ * answer, and names made to collide cost no more than that sort. The hash
+ * is unkeyed, because the order must be the same in every run (it is part of
+ * the policy's digest, tables.c), and takes a word at a time: byte by byte,
+ * hashing 9,000 names took a third of a millisecond.
  */
-static uint64_t sg_exact_order(const char *name)
+static uint64_t sg_exact_order(const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
+	uint64_t h = len, word;
+	size_t i = 0;
+
+	for (; i + sizeof(word) <= len; i += sizeof(word)) {
+		memcpy(&word, name + i, sizeof(word));
+		h = sg_hash_mix(h, word);
+	}
+	if (i < len) {
+		word = 0;
+		sg_copy_short(&word, name + i, len - i);
+		h = sg_hash_mix(h, word);
+	}
 	return h;
 }
 
@@ -854,7 +865,7 @@ static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, co
 {
 	exact[(*n)++] = (struct sg_exact_name){.layer = layer,
 					       .rule = rule,
-					       .order = sg_exact_order(name),
+					       .order = sg_exact_order(name, len),
 					       .name = name,
 					       .len = (uint32_t)len};
 }
@@ -1208,11 +1219,12 @@ void sg_compiled_free(struct sg_compiled *compiled)
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
+	const size_t len = strlen(name);
 	const struct sg_exact_name key = {.layer = layer,
 					  .rule = 0,
-					  .order = sg_exact_order(name),
+					  .order = sg_exact_order(name, len),
 					  .name = name,
-					  .len = (uint32_t)strlen(name)};
+					  .len = (uint32_t)len};
 
 	/* Not by cmp_exact_name, which orders equal names by rule: they are unique here. */
 	size_t lo = 0, hi = c->n_exact;
