@@ -1005,7 +1005,8 @@ static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rul
 			int r = rule_pattern(patterns, g, rule, &where, err);
 			if (r < 0)
 				return r;
-			patterns->literal[g] = sg_pattern_is_literal(patterns->of[g]);
+			patterns->literal[g] =
+			    sg_pattern_is_literal_n(patterns->of[g], patterns->len[g]);
 		}
 	}
 	return 0;

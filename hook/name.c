@@ -196,10 +196,34 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 
 bool sg_pattern_is_literal(const char *pattern)
 {
-	/* One scan: the compiler asks about every rule, and musl's strpbrk builds a byte set at
-	 * each call. */
-	for (const char *p = pattern; *p; p++)
-		if (*p == '*' || *p == '?')
+	return sg_pattern_is_literal_n(pattern, strlen(pattern));
+}
+
+/* The high bit of each byte of @w that equals @byte (no false positives below a true one). */
+static uint64_t bytes_equal(uint64_t w, unsigned char byte)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = w ^ (ones * byte);
+	return (x - ones) & ~x & (ones << 7);
+}
+
+/*
+ * Eight bytes at a time: the parser and the compiler ask about every rule
+ * (musl's strpbrk builds a byte set at each call; a loop over bytes was 4%
+ * of parsing and compiling a 10,000-rule policy).
+ */
+bool sg_pattern_is_literal_n(const char *pattern, size_t len)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, pattern + i, sizeof(w));
+		if (bytes_equal(w, '*') | bytes_equal(w, '?'))
+			return false;
+	}
+	for (; i < len; i++)
+		if (pattern[i] == '*' || pattern[i] == '?')
 			return false;
 	return true;
 }

@@ -29,6 +29,8 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 
 /* True when the slash-form @pattern has no wildcard. */
 bool sg_pattern_is_literal(const char *pattern);
+/* The same of the @len bytes at @pattern (its strlen): a word at a time. */
+bool sg_pattern_is_literal_n(const char *pattern, size_t len);
 
 /* Characters of @pattern that are not wildcards, for precedence. */
 size_t sg_pattern_literal_chars(const char *pattern);

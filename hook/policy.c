@@ -282,7 +282,7 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 	/* Normalising keeps the length; the parser refused NULs inside strings. */
 	rule->name = sg_arena_strndup(c->strings, v->string.text, v->string.len);
 	rule->pattern = sg_arena_strndup(c->strings, pattern, v->string.len);
-	rule->is_literal = sg_pattern_is_literal(pattern);
+	rule->is_literal = sg_pattern_is_literal_n(pattern, v->string.len);
 	return 0;
 }
 

@@ -128,6 +128,22 @@ TEST(literal_patterns)
 	CHECK(!sg_pattern_is_literal("kernel/random/*"));
 	CHECK(!sg_pattern_is_literal("net/ipv?/x"));
 	CHECK(!sg_pattern_is_literal("net/**"));
+	/* A wildcard at every place of a word and of the tail, and bytes that differ by one bit. */
+	char name[41];
+	for (size_t len = 1; len < sizeof(name); len++) {
+		memset(name, 'a', len);
+		name[len] = '\0';
+		name[len / 2] = '+'; /* '*' + 1 */
+		name[len - 1] = '>'; /* '?' - 1 */
+		CHECK(sg_pattern_is_literal_n(name, len));
+		for (size_t at = 0; at < len; at++) {
+			char was = name[at];
+			name[at] = at % 2 ? '*' : '?';
+			CHECK(!sg_pattern_is_literal_n(name, len));
+			CHECK(sg_pattern_is_literal_n(name, at)); /* before it: none */
+			name[at] = was;
+		}
+	}
 
 	CHECK(sg_pattern_literal_chars("kernel/random/*") == 14);
 	CHECK(sg_pattern_literal_chars("net/**/rp_filter") == 14);
