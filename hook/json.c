@@ -134,6 +134,15 @@ struct frame {
 #define INTERN_SLOTS   512 /* a power of two */
 #define INTERN_MAX_LEN 15
 
+/*
+ * An interned string and its bytes zero padded, which tell it from any
+ * other: strings hold no NUL (check_string), and it is at most 15 bytes.
+ */
+struct interned {
+	uint64_t word[2];
+	char *text;
+};
+
 struct builder {
 	const char *text;
 	size_t len;
@@ -152,7 +161,7 @@ struct builder {
 	bool completing; /* in yajl_complete_parse(): yajl counts bytes of its own buffer */
 	struct sg_err *err;
 	/* Short strings seen, each once in the arena: keys and words repeat in every rule. */
-	char *interned[INTERN_SLOTS];
+	struct interned interned[INTERN_SLOTS];
 	/* The streamed array (json.h): its frame's depth, 0 when none is open. */
 	const struct sg_json_stream *stream;
 	unsigned stream_depth;
@@ -165,11 +174,9 @@ struct builder {
  * per word, no key. Strings made to collide cost no more than eight probes
  * each, and then a copy of their own.
  */
-static size_t intern_slot(const char *s, size_t len)
+static size_t intern_slot(const uint64_t word[2])
 {
-	uint64_t word[2] = {0, 0};
-	sg_copy_short(word, s, len);
-	uint64_t h = (word[0] + len) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = word[0] * 0x9e3779b97f4a7c15ull;
 	h = (h ^ (h >> 29) ^ word[1]) * 0xbf58476d1ce4e5b9ull;
 	return (size_t)(h >> 40);
 }
@@ -180,15 +187,20 @@ static size_t intern_slot(const char *s, size_t len)
  */
 static char *intern(struct builder *b, const char *s, size_t len)
 {
+	uint64_t word[2] = {0, 0};
+
 	if (len > INTERN_MAX_LEN)
 		return sg_arena_strndup(&b->doc->tree, s, len);
-	for (size_t i = intern_slot(s, len) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
+	sg_copy_short(word, s, len);
+	for (size_t i = intern_slot(word) & (INTERN_SLOTS - 1), probes = 0; probes < 8;
 	     i = (i + 1) & (INTERN_SLOTS - 1), probes++) {
-		char *seen = b->interned[i];
-		if (!seen)
-			return b->interned[i] = sg_arena_strndup(&b->doc->words, s, len);
-		if (strncmp(seen, s, len) == 0 && seen[len] == '\0')
-			return seen;
+		struct interned *seen = &b->interned[i];
+		if (!seen->text) {
+			*seen = (struct interned){{word[0], word[1]}, NULL};
+			return seen->text = sg_arena_strndup(&b->doc->words, s, len);
+		}
+		if (seen->word[0] == word[0] && seen->word[1] == word[1])
+			return seen->text;
 	}
 	return sg_arena_strndup(&b->doc->tree, s, len); /* a crowded neighbourhood: not shared */
 }
