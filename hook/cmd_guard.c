@@ -19,6 +19,7 @@
 #include "log.h"
 #include "probe.h"
 #include "profiles.h"
+#include "timing.h"
 #include "util.h"
 
 /* Loads --policy FILE or --profile NAME. */
@@ -151,8 +152,11 @@ int sg_cmd_attach(int argc, char **argv)
 		status = sg_report(&err);
 		goto out;
 	}
+	sg_timing_mark("parse");
 	sg_policy_set_adopt(&policy, label, &set);
-	if (sg_compile(&set, &compiled, &err) < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
+	int compiled_ok = sg_compile(&set, &compiled, &err);
+	sg_timing_mark("compile");
+	if (compiled_ok < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
 		status = sg_report(&err);
 		goto out;
 	}

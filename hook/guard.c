@@ -18,6 +18,7 @@
 #include "../bpf/sysctl_guard.h"
 #include "cgroup.h"
 #include "log.h"
+#include "timing.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
@@ -442,6 +443,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
 		r = get_program_and_tables(policy, &prog, &tables, description, &lock_fd, err);
+	sg_timing_mark("tables");
 	if (r < 0)
 		return r;
 	fill_meta(meta, cgid, &tables, options, description);
@@ -458,6 +460,7 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	}
 	if (a.replacing)
 		remove_pins(a.staging, !a.reused); /* the old guard, now in staging */
+	sg_timing_mark("attach");
 	return 0;
 }
 

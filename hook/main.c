@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "err.h"
 #include "sg_build.h"
+#include "timing.h"
 
 static void print_help(FILE *out)
 {
@@ -32,6 +33,7 @@ static int help_command(const char *name)
 
 int main(int argc, char **argv)
 {
+	sg_timing_start();
 	if (argc < 2) {
 		print_help(stderr);
 		return SG_EXIT_INPUT;

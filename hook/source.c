@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "oci.h"
 #include "policy.h"
+#include "timing.h"
 #include "util.h"
 
 int sg_source_set_profile(struct sg_policy_source *src, const char *name, struct sg_err *err)
@@ -97,6 +98,7 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	struct sg_policy annotation = {0};
 	int r = 0;
 
+	sg_timing_mark("setup");
 	/* Digested already, the text goes as soon as it is parsed into a tree, unless kept. */
 	if (src->has_annotation && src->keep_text)
 		r = sg_policy_parse(src->annotation.text, src->annotation.len,
@@ -112,8 +114,10 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 						src->mode_text ? &src->mode : NULL, src->sysctls,
 						src->n_sysctls, &src->set, err);
 	sg_policy_free(&annotation);
+	sg_timing_mark("parse");
 	if (r == 0)
 		r = sg_compile(&src->set, &src->compiled, err);
+	sg_timing_mark("compile");
 	if (r == 0)
 		sg_fit_to_kernel(&src->compiled, src->rewrite_works);
 	return r;

@@ -422,11 +422,18 @@ for ((r = 0; r < HOOK_ROUNDS; r++)); do
 	done
 done
 
-log "2. breakdown: 100-rule hook runs under the bpf(2) timing shim; parse/compile proxies"
+log "2. breakdown: hook runs under the bpf(2) timing shim, and with the hook's own phase timing"
 # shimmed VARIANT LOG: one hook run whose bpf(2) calls the shim times into raw/LOG
 shimmed() {
 	"$ST" -i "$WORK/state-$1.json" -e "$WORK/hook.err" shim -- env LD_PRELOAD="$BIN/bpf_timing.so" \
 		SG_BENCH_BPF_LOG="$WORK/raw/$2" "$SHIMMED" hook createRuntime >/dev/null
+	detach_target
+}
+# phased VARIANT LOG: one hook run of the binary itself, which times its phases
+# (SYSCTL_GUARD_TIMING=1, timing.h) into raw/LOG
+phased() {
+	SYSCTL_GUARD_TIMING=1 "$SG" hook createRuntime <"$WORK/state-$1.json" 2>&1 >/dev/null |
+		grep '^sysctl-guard: timing:' >>"$WORK/raw/$2"
 	detach_target
 }
 # The twin is a build of its own: its program is loaded (verified) here, not in a timed run.
@@ -437,12 +444,22 @@ for ((r = 0; r < ROUNDS; r++)); do
 	settle
 	shimmed 100new shim_100.txt
 	refill
+	take_fresh b100new
+	settle
+	phased 100new phases_100.txt
+	refill
 	settle
 	shimmed 100use shim_100use.txt
+	settle
+	phased 100use phases_100use.txt
 	if [ "$r" -lt 3 ]; then # a few 10,000-rule ones: each takes tens of ms
 		take_fresh b10knew
 		settle
 		shimmed 10k shim_10k.txt
+		refill
+		take_fresh b10knew
+		settle
+		phased 10k phases_10k.txt
 		refill
 	fi
 	"$ST" check -- "$SG" check "$WORK/profiles/b100new.json" >>"$WORK/raw/proxy.txt"

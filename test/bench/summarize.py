@@ -251,6 +251,21 @@ def report(raw):
           f" {ms('btf_us'):10.2f} {ms('link_us') + ms('pin_us'):10.2f}"
           f" {ms('user_mid') + ms('post') + ms('other_us'):10.1f}   n={n}, "
           f"{s['main_insns']:.0f} insns")
+    phase_rows = [(label, lines(R(path))) for label, path in
+                  (("100 rules, new", "phases_100.txt"), ("100, in use", "phases_100use.txt"),
+                   ("10k rules, new", "phases_10k.txt"))]
+    if any(rows for _, rows in phase_rows):
+        p("   phases, ms (medians; the binary itself, SYSCTL_GUARD_TIMING=1; setup: state, config,"
+          " program, inputs digest, placer):")
+        for label, rows in phase_rows:
+            times = {}
+            for l in rows:  # sysctl-guard: timing: NAME MS NAME MS ... exit MS ms
+                f = l[2:-1]
+                for name, ms in zip(f[0::2], f[1::2]):
+                    times.setdefault(name, []).append(float(ms))
+            if times:
+                p(f"   {label:14s} " + "  ".join(f"{k} {median(v):.2f}" for k, v in times.items())
+                  + f"   n={len(rows)}")
     try:
         ver = open(R("verifier.txt")).read().split()
         h = open(R("hashes.txt")).read().split()

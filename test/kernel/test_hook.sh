@@ -54,6 +54,14 @@ expect "... but not a policy that does not parse: exit 1, naming it" "1
 exit 1" bad_policy
 echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
 
+# SYSCTL_GUARD_TIMING=1 (timing.h): a policy new on the node goes through every phase.
+UNIQUE_T=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.sg_hook_t_" + sys.argv[1], "access": "none"}]})}))' "$$")
+container hook-t "$UNIQUE_T"
+timed_hook() { state hook-t created "$PID" | SYSCTL_GUARD_TIMING=1 "$SG" hook createRuntime 2>&1 >/dev/null | grep -cE "$1"; }
+expect "SYSCTL_GUARD_TIMING=1: the hook reports its phases" "1" timed_hook \
+	'^sysctl-guard: timing: setup [0-9.]+ parse [0-9.]+ compile [0-9.]+ tables [0-9.]+ attach [0-9.]+ exit [0-9.]+ ms$'
+state hook-t stopped 0 | "$SG" hook poststop
+
 container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"

@@ -25,6 +25,13 @@ expect "status shows one guard for the cgroup" "1" sh -c "\"$SG\" status --cgrou
 attach "$CG" "$DENY" || finish
 expect "and back" "EPERM" io "$CG" --uts write kernel/domainname x
 
+# SYSCTL_GUARD_TIMING=1 (timing.h): the phases, in the order they ended, and nothing without it.
+PHASES='^sysctl-guard: timing: parse [0-9.]+ compile [0-9.]+ tables [0-9.]+ attach [0-9.]+ exit [0-9.]+ ms$'
+expect "SYSCTL_GUARD_TIMING=1: attach reports its phases" "1" sh -c \
+	"SYSCTL_GUARD_TIMING=1 \"$SG\" attach --cgroup \"$CG\" --policy \"$DENY\" 2>&1 >/dev/null | grep -cE '$PHASES'"
+expect "without it, no timing" "0" sh -c \
+	"\"$SG\" attach --cgroup \"$CG\" --policy \"$DENY\" 2>&1 >/dev/null | grep -c 'timing:'"
+
 mkdir "$CG/child"
 attach "$CG/child" "$ALLOW" || finish
 expect "an allow-all guard in a nested cgroup does not widen" "EPERM" io "$CG/child" --uts write kernel/domainname x
