@@ -274,8 +274,12 @@ static void selftest(void)
 	sg_warning("confined: execve refused: %s", strerror(errno));
 }
 
-/* Whether this process runs under the filter: loaded here, or before a fork, by its parent. */
 static bool confined;
+
+bool sg_confined(void)
+{
+	return confined;
+}
 
 int sg_confine(struct sg_err *err)
 {

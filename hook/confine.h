@@ -7,8 +7,13 @@
 #ifndef SG_CONFINE_H
 #define SG_CONFINE_H
 
+#include <stdbool.h>
+
 #include "err.h"
 
 int sg_confine(struct sg_err *err);
+
+/* Whether this process runs under the filter: loaded here, or by its parent before a fork. */
+bool sg_confined(void);
 
 #endif

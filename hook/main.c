@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Dispatches to a command; nothing else lives here. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,13 @@ static int help_command(const char *name)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * A runtime may start the hook with SIGCHLD ignored, which is inherited:
+	 * then the kernel reaps children as they exit, and a pid the hook still
+	 * holds for one (placer.c, the probes, gc's removals) may name another
+	 * process by the time it is waited for or killed.
+	 */
+	signal(SIGCHLD, SIG_DFL);
 	sg_timing_start();
 	if (argc < 2) {
 		print_help(stderr);

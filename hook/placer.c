@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -146,13 +147,26 @@ static void *member_main(void *arg)
  * release (the hook waits until the tables are seen placed, and what comes
  * after only needs that).
  */
-static void placer_main(int sock, size_t expected)
+static void placer_main(int sock, size_t expected, pid_t parent)
 {
 	static struct crew crew = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 	struct member members[SG_PLACER_MAX];
 	pthread_t threads[SG_PLACER_MAX];
 	bool started[SG_PLACER_MAX] = {false};
 
+	/*
+	 * A hook killed (say by its runtime's timeout) takes its placer along:
+	 * placing later, after gc found the hook gone and freed its slot, it
+	 * would fill a slot that another policy may hold. Dying after the hook
+	 * is harmless: the hook exits only once the updates are in, and the
+	 * grace periods left end either way. A parent confined already (preload)
+	 * left no prctl to ask with; nothing kills that one from outside.
+	 */
+	if (!sg_confined()) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+	}
 	close_all_but(sock);
 	/* It sees no input of the container's, but it needs no more than the hook (confine.c). */
 	sg_confine(NULL);
@@ -197,10 +211,10 @@ void sg_placer_start(struct sg_placer *pl, size_t n)
 	if (sg_injected_fault("placer") ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return;
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		placer_main(sv[1], n < SG_PLACER_MAX ? n : SG_PLACER_MAX);
+		placer_main(sv[1], n < SG_PLACER_MAX ? n : SG_PLACER_MAX, parent);
 	}
 	close(sv[1]);
 	if (pid < 0) {
@@ -268,7 +282,7 @@ static bool all_visible(const struct sg_placer *pl)
 /* How long a node may keep the placer from running before the hook gives up. */
 static double placer_timeout(void)
 {
-	return sg_injected_fault("placer_stall") ? 0.2 : 20.0;
+	return sg_injected_fault("placer_stall") ? 0.2 : SG_PLACER_TIMEOUT_S;
 }
 
 static double seconds_since(const struct timespec *start)
@@ -281,12 +295,15 @@ static double seconds_since(const struct timespec *start)
 /*
  * Killed and reaped before the caller releases the slot: a placer that ran
  * later would put this policy's tables into a slot another policy may have
- * claimed by then. Our own child, not reaped yet: its pid is still its own.
+ * claimed by then. Our own child, not reaped yet (main() leaves SIGCHLD at
+ * its default, so the kernel does not reap it for us): its pid is still
+ * its own.
  */
 static void kill_placer(struct sg_placer *pl)
 {
 	kill(pl->pid, SIGKILL);
-	waitpid(pl->pid, NULL, 0);
+	while (waitpid(pl->pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	pl->pid = -1;
 }
 

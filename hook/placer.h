@@ -23,7 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SG_PLACER_MAX 16 /* updates one placer makes */
+#define SG_PLACER_MAX	    16 /* updates one placer makes */
+#define SG_PLACER_TIMEOUT_S 20 /* sg_placer_wait gives up on a placer that has not placed */
 
 struct sg_placer {
 	bool started; /* sg_placer_start ran */
@@ -54,8 +55,9 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 
 /*
  * Returns once every update is visible (0), or the placer failed (-errno).
- * A placer that has not placed after 20 s is killed and reaped first
- * (-ETIMEDOUT): then it will place nothing, and the slot may be released.
+ * A placer that has not placed after SG_PLACER_TIMEOUT_S is killed and
+ * reaped first (-ETIMEDOUT): then it will place nothing, and the slot may
+ * be released.
  */
 int sg_placer_wait(struct sg_placer *pl);
 

@@ -123,3 +123,25 @@ hook_created() {
 
 # policy_of ID: the policy key of container ID's guard.
 policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
+
+# Entries of the node programs' outer maps at slots no policy holds: 0 at
+# every moment (a slot is claimed before it is placed, emptied before it is freed).
+outer_at_free_slots() {
+	python3 - <<'EOF'
+import json, os, subprocess
+root = "/sys/fs/bpf/sysctl-guard/programs"
+def keys(pin):
+	out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", pin], capture_output=True, text=True).stdout
+	return {tuple(e["key"]) for e in json.loads(out or "[]")}
+def outer(pin):
+	out = subprocess.run(["bpftool", "-j", "map", "show", "pinned", pin], capture_output=True, text=True).stdout
+	return json.loads(out or "{}").get("type") == "array_of_maps"
+stray = 0
+for prog in os.listdir(root):
+	slots = keys(f"{root}/{prog}/slots")
+	for table in os.listdir(f"{root}/{prog}"):
+		if outer(f"{root}/{prog}/{table}"):
+			stray += len(keys(f"{root}/{prog}/{table}") - slots)
+print(stray)
+EOF
+}

@@ -227,5 +227,15 @@ else
 	echo "note: the node has preloaded policies of its own: a preload of everything not tried"
 fi
 
+# preload confines itself before it places, so its placer cannot ask to die
+# with it (placer.c): one that has not placed in time is killed before its
+# slot is released, and places nothing once it would have woken.
+STALL=preload-stall-$$
+small_profile "$STALL"
+expect "preload: a placer that does not place in time fails it, said so" "2 yes" sh -c \
+	"out=\$(SYSCTL_GUARD_FAULT=placer_stall \"$SG\" preload \"$STALL\" 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'not placed in time' && echo yes)"
+sleep 2
+expect "... and two seconds later no outer-map entry is at a free slot" "0" outer_at_free_slots
+
 for id in p3 p5 p6 p7 p8 p10; do stop "$id"; done
 finish
