@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "arena.h"
 
+#include <assert.h>
 #include <stdalign.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,13 +14,15 @@ struct sg_arena_block {
 	max_align_t data[];
 };
 
+/* Sizes of the mappings, header included (a block of 32 KiB + its header would map 36). */
 enum { FIRST_BLOCK = 32 << 10, LARGEST_BLOCK = 1 << 20, OWN_BLOCK_OVER = LARGEST_BLOCK / 4 };
 
-static struct sg_arena_block *new_block(size_t cap, struct sg_arena_block *prev)
+/* A block of @bytes mapped, for @bytes less its header of data. */
+static struct sg_arena_block *new_block(size_t bytes, struct sg_arena_block *prev)
 {
-	struct sg_arena_block *blk = sg_xmap(sizeof(*blk) + cap);
+	struct sg_arena_block *blk = sg_xmap(bytes);
 	blk->prev = prev;
-	blk->cap = cap;
+	blk->cap = bytes - sizeof(*blk);
 	return blk;
 }
 
@@ -28,8 +31,21 @@ static void unmap_block(struct sg_arena_block *blk)
 	munmap(blk, sizeof(*blk) + blk->cap);
 }
 
+/* Twice the last block, up to LARGEST_BLOCK, and room for @size (at most OWN_BLOCK_OVER). */
+static size_t next_block_bytes(const struct sg_arena_block *last, size_t size)
+{
+	size_t bytes = last ? 2 * (sizeof(*last) + last->cap) : FIRST_BLOCK;
+
+	if (bytes > LARGEST_BLOCK)
+		bytes = LARGEST_BLOCK;
+	while (bytes - sizeof(*last) < size)
+		bytes *= 2;
+	return bytes;
+}
+
 void *sg_arena_take(struct sg_arena *a, size_t size, size_t align)
 {
+	assert(align && (align & (align - 1)) == 0 && align <= alignof(max_align_t));
 	struct sg_arena_block *blk = a->blocks;
 	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
 
@@ -38,14 +54,11 @@ void *sg_arena_take(struct sg_arena *a, size_t size, size_t align)
 		return (char *)blk->data + at;
 	}
 	if (size > OWN_BLOCK_OVER) {
-		a->large = new_block(size, a->large);
+		a->large = new_block(sizeof(*a->large) + size, a->large);
 		a->large->used = size;
 		return a->large->data;
 	}
-	size_t cap = !blk ? FIRST_BLOCK : blk->cap < LARGEST_BLOCK ? 2 * blk->cap : LARGEST_BLOCK;
-	while (cap < size) /* size <= OWN_BLOCK_OVER < LARGEST_BLOCK */
-		cap *= 2;
-	a->blocks = new_block(cap, blk);
+	a->blocks = new_block(next_block_bytes(blk, size), blk);
 	a->blocks->used = size;
 	return a->blocks->data;
 }
@@ -63,7 +76,10 @@ char *sg_arena_strdup(struct sg_arena *a, const char *s)
 char *sg_arena_strndup(struct sg_arena *a, const char *s, size_t len)
 {
 	char *copy = sg_arena_take(a, len + 1, 1);
-	sg_copy_short(copy, s, len);
+	if (len <= 64)
+		sg_copy_short(copy, s, len);
+	else /* an inline policy's text, say: libc's copy is the faster there */
+		memcpy(copy, s, len);
 	copy[len] = '\0';
 	return copy;
 }

@@ -30,7 +30,7 @@ struct sg_arena_mark {
 	size_t used;
 };
 
-/* @size bytes at @align (a power of two), not zeroed. */
+/* @size bytes at @align (a power of two, at most alignof(max_align_t)), not zeroed. */
 void *sg_arena_take(struct sg_arena *a, size_t size, size_t align);
 /* @size zeroed bytes, aligned for any type. */
 void *sg_arena_alloc(struct sg_arena *a, size_t size);

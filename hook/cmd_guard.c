@@ -154,9 +154,9 @@ int sg_cmd_attach(int argc, char **argv)
 	}
 	sg_timing_mark("parse");
 	sg_policy_set_adopt(&policy, label, &set);
-	int compiled_ok = sg_compile(&set, &compiled, &err);
+	int r = sg_compile(&set, &compiled, &err);
 	sg_timing_mark("compile");
-	if (compiled_ok < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
+	if (r < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
 		status = sg_report(&err);
 		goto out;
 	}

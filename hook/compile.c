@@ -863,11 +863,11 @@ static int add_value(struct sg_rule_value *values, size_t *n, uint32_t rule, con
 static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, const char *name,
 		      size_t len, uint32_t rule)
 {
-	exact[(*n)++] = (struct sg_exact_name){.layer = layer,
-					       .rule = rule,
+	exact[(*n)++] = (struct sg_exact_name){.rule = rule,
+					       .layer = (uint16_t)layer,
+					       .len = (uint16_t)len,
 					       .order = sg_exact_order(name, len),
-					       .name = name,
-					       .len = (uint32_t)len};
+					       .name = name};
 }
 
 /*
@@ -1194,11 +1194,51 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += (c.origins[i].name ? strlen(c.origins[i].name) : 0) + 1;
 
+	c.dfa_patterns = sg_xcalloc(patterns.n ? patterns.n : 1, sizeof(*c.dfa_patterns));
+	for (size_t g = 0; g < patterns.n; g++)
+		if (!patterns.literal[g])
+			c.dfa_patterns[g] = patterns.of[g];
 	c.name_copies = SG_TAKE(patterns.normalised);
 	c.n_name_copies = patterns.n;
 	*out = c;
 	memset(&c, 0, sizeof(c));
 	return 0;
+}
+
+void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
+		      struct sg_siphash *h)
+{
+	const uint64_t id_len = build_id_len;
+
+	sg_siphash_update(h, &c->config, sizeof(c->config));
+	sg_siphash_update(h, &id_len, sizeof(id_len));
+	if (id_len) {
+		sg_siphash_update(h, build_id, id_len);
+		for (uint32_t i = 0; i < c->n_name_copies; i++) {
+			if (!c->dfa_patterns[i])
+				continue;
+			sg_siphash_update(h, &i, sizeof(i));
+			sg_siphash_update(h, c->dfa_patterns[i], strlen(c->dfa_patterns[i]) + 1);
+		}
+	} else {
+		sg_siphash_update(h, c->transitions,
+				  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
+		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
+	}
+	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	sg_siphash_update(h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
+	for (size_t i = 0; i < c->n_exact; i++) {
+		sg_siphash_update(h, &c->exact[i].layer, sizeof(c->exact[i].layer));
+		sg_siphash_update(h, &c->exact[i].rule, sizeof(c->exact[i].rule));
+		sg_siphash_update(h, c->exact[i].name, c->exact[i].len + 1);
+	}
+	for (size_t i = 0; i < c->n_values; i++) {
+		sg_siphash_update(h, &c->values[i].rule, sizeof(c->values[i].rule));
+		sg_siphash_update(h, c->values[i].value, c->values[i].len + 1);
+	}
+	for (uint32_t i = 0; i < c->config.n_rules; i++)
+		if (c->origins[i].name)
+			sg_siphash_update(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
 }
 
 void sg_compiled_free(struct sg_compiled *compiled)
@@ -1215,17 +1255,20 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	for (size_t i = 0; compiled->name_copies && i < compiled->n_name_copies; i++)
 		free(compiled->name_copies[i]);
 	free(compiled->name_copies);
+	free(compiled->dfa_patterns);
 	memset(compiled, 0, sizeof(*compiled));
 }
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
 	const size_t len = strlen(name);
-	const struct sg_exact_name key = {.layer = layer,
-					  .rule = 0,
+	if (len >= SG_NAME_MAX || layer > UINT16_MAX)
+		return SG_NO_RULE; /* no exact name is that long, no layer that high */
+	const struct sg_exact_name key = {.rule = 0,
+					  .layer = (uint16_t)layer,
+					  .len = (uint16_t)len,
 					  .order = sg_exact_order(name, len),
-					  .name = name,
-					  .len = (uint32_t)len};
+					  .name = name};
 
 	/* Not by cmp_exact_name, which orders equal names by rule: they are unique here. */
 	size_t lo = 0, hi = c->n_exact;
@@ -1244,7 +1287,8 @@ uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const ch
 
 bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised)
 {
-	const struct sg_rule_value key = {.rule = rule, .value = normalised};
+	const struct sg_rule_value key = {
+	    .rule = rule, .len = (uint32_t)strlen(normalised), .value = normalised};
 	return bsearch(&key, c->values, c->n_values, sizeof(key), cmp_rule_value) != NULL;
 }
 

@@ -11,6 +11,7 @@
 
 #include "../bpf/sysctl_guard.h"
 #include "compose.h"
+#include "siphash.h"
 
 /* Where a compiled rule came from, for explain/status messages. */
 struct sg_rule_origin {
@@ -26,11 +27,11 @@ struct sg_rule_origin {
  * loader writes each key once.
  */
 struct sg_exact_name {
-	uint32_t layer;
 	uint32_t rule;
-	uint64_t order;	  /* sg_exact_order(name): the table's order (below) */
+	uint16_t layer;	  /* < SG_LAYERS_MAX, or SG_PINNED_LAYER */
+	uint16_t len;	  /* strlen(name) < SG_NAME_MAX: the loader lays names out in passes */
+	uint64_t order;	  /* sg_exact_order(name, len): the table's order (compile.c) */
 	const char *name; /* slash form */
-	uint32_t len;	  /* strlen(name): the loader lays out 9,000 names in several passes */
 };
 
 /* A value a rule allows, normalised as a token list (sg_value_normalise). */
@@ -58,6 +59,12 @@ struct sg_compiled {
 	size_t n_exact;
 	char **name_copies; /* slash forms of rules the set has only dotted (rule_pattern) */
 	size_t n_name_copies;
+	/*
+	 * What the DFA was built from: the slash form of each policy rule with a
+	 * wildcard, NULL for the others (n_name_copies of them), which the
+	 * policy's key hashes in place of the DFA (tables.c).
+	 */
+	const char **dfa_patterns;
 
 	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
 	size_t n_values;
@@ -68,6 +75,17 @@ struct sg_compiled {
 #define SG_MAX_DFA_STATES 262144
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
+
+/*
+ * Adds to @h everything a program reads of @c but the values-hash key and
+ * the table seed (random per policy: zero in @c), for the policy's key.
+ * With the @build_id of the binary that compiled it, the DFA (2 MB of a
+ * 10,000-rule policy, half of all) goes in as what it was built from: the
+ * wildcard patterns, each with its rule (whose entry has its layer), and
+ * that build of the compiler. Without one, the DFA itself.
+ */
+void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
+		      struct sg_siphash *h);
 void sg_compiled_free(struct sg_compiled *compiled);
 
 /* Table lookups shared by the evaluator and tests. */

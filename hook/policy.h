@@ -74,7 +74,7 @@ void sg_policy_free(struct sg_policy *policy);
 /*
  * Sets ->warnings to one for each rule that can never match: its name is an
  * earlier rule's. Parsing does not look: `check` shows these warnings, while
- * the hook has no one to show them to, and the search took 0.6 ms of a
+ * the hook has no one to show them to, and the search took 0.4 ms of a
  * 10,000-rule policy's hook.
  */
 void sg_policy_find_shadowed(struct sg_policy *p);

@@ -51,49 +51,21 @@ static void close_maps(struct policy_maps *m)
  * The policy's key: a hash, under the node's secret key, of the loaded
  * program whose slots it lives in (by id: were the program's pins lost and
  * the program loaded again, its policies would be made again, not found in
- * slots of the old one) and of everything the program reads of it. Keyed, so
- * no one can build a policy offline that takes another's key. The
- * values-hash key is random per policy, so it is left out (zero in @c).
- *
- * The DFA, 2 MB of a 10,000-rule policy and half of what was hashed, is
- * named by the build of the binary instead, where it has a build id: the
- * DFA is what this build's compiler makes of the rules' names, layers and
- * order, which are hashed below. Another build makes its own tables of the
- * same policy, once.
+ * slots of the old one) and of everything the program reads of it
+ * (sg_compiled_hash, which names the DFA by this binary's build). Keyed, so
+ * no one can build a policy offline that takes another's key.
  */
 static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
 			   char out[SG_KEY_LEN])
 {
 	struct sg_siphash h;
 	uint8_t build_id[64];
-	const uint64_t build_id_len = sg_build_id(build_id, sizeof(build_id));
+	const size_t build_id_len = sg_build_id(build_id, sizeof(build_id));
 
 	sg_siphash_init(&h, prog->secret);
 	sg_siphash_update(&h, prog->key, strlen(prog->key) + 1);
 	sg_siphash_update(&h, &prog->id, sizeof(prog->id));
-	sg_siphash_update(&h, &c->config, sizeof(c->config));
-	sg_siphash_update(&h, &build_id_len, sizeof(build_id_len));
-	if (build_id_len) {
-		sg_siphash_update(&h, build_id, build_id_len);
-	} else {
-		sg_siphash_update(&h, c->transitions,
-				  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
-		sg_siphash_update(&h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
-	}
-	sg_siphash_update(&h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
-	sg_siphash_update(&h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
-	for (size_t i = 0; i < c->n_exact; i++) {
-		sg_siphash_update(&h, &c->exact[i].layer, sizeof(c->exact[i].layer));
-		sg_siphash_update(&h, &c->exact[i].rule, sizeof(c->exact[i].rule));
-		sg_siphash_update(&h, c->exact[i].name, c->exact[i].len + 1);
-	}
-	for (size_t i = 0; i < c->n_values; i++) {
-		sg_siphash_update(&h, &c->values[i].rule, sizeof(c->values[i].rule));
-		sg_siphash_update(&h, c->values[i].value, c->values[i].len + 1);
-	}
-	for (uint32_t i = 0; i < c->config.n_rules; i++)
-		if (c->origins[i].name)
-			sg_siphash_update(&h, c->origins[i].name, strlen(c->origins[i].name) + 1);
+	sg_compiled_hash(c, build_id, build_id_len, &h);
 	uint64_t key = sg_siphash_final(&h);
 	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
 	return key;

@@ -784,7 +784,52 @@ TEST(differential_large_policies)
 	differential(0xdecafbad0badcafeull, 30, 300, 8, 1000);
 }
 
+/* The hash of a compiled one-layer policy of @names (NULL ends), @build_id as the compiler's build.
+ */
+static uint64_t hash_of(const char *const *names, const char *build_id,
+			const char *pattern_of_first)
+{
+	static const uint64_t key[2] = {1, 2};
+	struct sg_policy_set set = {.n_layers = 1};
+	struct sg_compiled c;
+	struct sg_siphash h;
+
+	for (size_t i = 0; names[i]; i++)
+		add_rule(&set.layers[0], names[i], SG_ACCESS_NONE);
+	if (pattern_of_first) { /* a rule whose slash form is not its name's: only the DFA sees it
+				 */
+		free(set.layers[0].rules[0].pattern);
+		set.layers[0].rules[0].pattern = sg_xstrdup(pattern_of_first);
+	}
+	compile_ok(&set, &c);
+	sg_siphash_init(&h, key);
+	sg_compiled_hash(&c, (const uint8_t *)build_id, build_id ? strlen(build_id) : 0, &h);
+	uint64_t out = sg_siphash_final(&h);
+	sg_compiled_free(&c);
+	free_set(&set);
+	return out;
+}
+
+/*
+ * With a build id the policy key hashes what the DFA was built from instead
+ * of the DFA: a policy whose DFA differs gets another key all the same.
+ */
+TEST(the_key_hashes_what_the_dfa_is_made_of)
+{
+	const char *const names[] = {"net.ipv4.conf.*.rp_filter", "kernel.hostname", NULL};
+	const char *const other[] = {"net.ipv4.conf.*.forwarding", "kernel.hostname", NULL};
+
+	CHECK(hash_of(names, "build-1", NULL) == hash_of(names, "build-1", NULL));
+	CHECK(hash_of(names, "build-1", NULL) != hash_of(other, "build-1", NULL));
+	CHECK(hash_of(names, "build-1", NULL) != hash_of(names, "build-2", NULL));
+	/* the same names, origins and byte classes, another pattern: only the DFA differs */
+	CHECK(hash_of(names, "build-1", NULL) !=
+	      hash_of(names, "build-1", "net/ipv4/conf/*/rp_fitler"));
+	CHECK(hash_of(names, NULL, NULL) != hash_of(names, NULL, "net/ipv4/conf/*/rp_fitler"));
+}
+
 RUN_TESTS(T(rule_entries), T(lookups), T(decisions_over_the_tables),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
-	  T(differential_small_policies), T(differential_large_policies))
+	  T(differential_small_policies), T(differential_large_policies),
+	  T(the_key_hashes_what_the_dfa_is_made_of))

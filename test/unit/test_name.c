@@ -135,6 +135,9 @@ TEST(literal_patterns)
 		name[len] = '\0';
 		name[len / 2] = '+'; /* '*' + 1 */
 		name[len - 1] = '>'; /* '?' - 1 */
+		/* bytes of UTF-8 names, which differ from '*' and '?' by 0x81 */
+		name[(len + 1) / 3] = (char)0xab;
+		name[(len + 2) / 4] = (char)0xbe;
 		CHECK(sg_pattern_is_literal_n(name, len));
 		for (size_t at = 0; at < len; at++) {
 			char was = name[at];

@@ -97,6 +97,7 @@ TEST(design_example)
 	CHECK_STR(p.origin, "t.json");
 	CHECK(p.mode == SG_MODE_ENFORCE);
 	CHECK(p.default_access == SG_ACCESS_READ);
+	sg_policy_find_shadowed(&p);
 	CHECK(p.n_warnings == 0);
 	CHECK(p.n_rules == 5);
 	if (p.n_rules != 5) {
@@ -148,6 +149,7 @@ TEST(defaults_and_optional_keys)
 	if (parse("{\"version\": 1}", &p)) {
 		CHECK(p.mode == SG_MODE_ENFORCE);
 		CHECK(p.default_access == SG_ACCESS_READ);
+		sg_policy_find_shadowed(&p);
 		CHECK(p.n_rules == 0 && p.n_warnings == 0);
 		sg_policy_free(&p);
 	}

@@ -150,6 +150,7 @@ TEST(every_builtin_loads)
 		CHECK(!sg_err_is_set(&err));
 		_cleanup_free_ char *origin = sg_xasprintf("profile %s", *n);
 		CHECK_STR(p.origin, origin);
+		sg_policy_find_shadowed(&p); /* a built-in profile shadows nothing */
 		CHECK(p.n_warnings == 0);
 		CHECK(sg_builtin_profile(*n) != NULL);
 		CHECK(sg_builtin_profile_summary(*n) && sg_builtin_profile_summary(*n)[0]);
