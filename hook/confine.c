@@ -70,7 +70,12 @@ static const uint32_t needed[] = {
     __NR_recvmsg,
     __NR_close_range,
     __NR_wait4,
-    __NR_kill, /* a placer that did not place in time, before its slot is released */
+    /*
+     * A placer that did not place in time, before its slot is released. Any
+     * process's pid would do; openat and write as root let a hijacked hook
+     * do worse already: the filter keeps out exec and the calls no hook makes.
+     */
+    __NR_kill,
     __NR_set_robust_list,
     __NR_sched_yield,
     __NR_pipe2,		  /* valgrind's scheduler, in those children, under the memcheck tests */
