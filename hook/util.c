@@ -86,10 +86,14 @@ void *sg_xcalloc(size_t n, size_t size)
 	return check_alloc(calloc(n ? n : 1, size ? size : 1));
 }
 
+/* Zeroed once, by the memset that writes the pages: calloc would zero a heap chunk first. */
 void *sg_xcalloc_probed(size_t n, size_t size)
 {
-	void *p = sg_xcalloc(n, size);
-	return memset(p, 0, (n ? n : 1) * (size ? size : 1));
+	n = n ? n : 1;
+	size = size ? size : 1;
+	if (n > (size_t)-1 / size)
+		check_alloc(NULL);
+	return memset(sg_xmalloc(n * size), 0, n * size);
 }
 
 void *sg_xrealloc(void *p, size_t n, size_t size)
