@@ -747,14 +747,34 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = on_end,
 };
 
+/* The offset of the first NUL, \v or \f in @text, or @len; eight bytes at a time. */
+static size_t first_unwelcome(const char *text, size_t len)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, text + i, sizeof(w));
+		if (sg_bytes_equal(w, '\0') | sg_bytes_equal(w, '\v') | sg_bytes_equal(w, '\f'))
+			break;
+	}
+	for (; i < len; i++)
+		if (text[i] == '\0' || text[i] == '\v' || text[i] == '\f')
+			return i;
+	return len;
+}
+
 /*
  * What yajl would let through or describe poorly: NUL bytes, \v and \f (yajl
- * takes them for whitespace), a byte order mark. The rest is yajl's to check:
- * it rejects other control characters, and checks the shape of UTF-8.
+ * takes them for whitespace), a byte order mark, told in that order. The
+ * rest is yajl's to check: it rejects other control characters, and checks
+ * the shape of UTF-8. One pass over the text (a byte at a time, these scans
+ * were a twentieth of parsing a large policy).
  */
 static int scan_text(struct builder *b)
 {
-	const char *nul = memchr(b->text, '\0', b->len);
+	size_t at = first_unwelcome(b->text, b->len);
+	const char *nul = at < b->len ? memchr(b->text + at, '\0', b->len - at) : NULL;
 
 	if (nul)
 		return fail(b, (size_t)(nul - b->text), "a NUL byte in JSON text");
@@ -762,13 +782,12 @@ static int scan_text(struct builder *b)
 		return fail(b, 0,
 			    "invalid JSON: a byte order mark (U+FEFF); save the file as UTF-8 "
 			    "without it");
-	for (size_t i = 0; i < b->len; i++)
-		if (b->text[i] == '\v' || b->text[i] == '\f')
-			return fail(b, i,
-				    "invalid JSON: control character U+%04X; JSON separates "
-				    "tokens only with space, tab, newline and carriage return, and "
-				    "strings escape control characters",
-				    (unsigned)b->text[i]);
+	if (at < b->len)
+		return fail(b, at,
+			    "invalid JSON: control character U+%04X; JSON separates "
+			    "tokens only with space, tab, newline and carriage return, and "
+			    "strings escape control characters",
+			    (unsigned)b->text[at]);
 	return 1;
 }
 

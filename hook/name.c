@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../bpf/sysctl_guard.h"
+#include "util.h"
 
 #define PROC_SYS "/proc/sys/"
 
@@ -199,14 +200,6 @@ bool sg_pattern_is_literal(const char *pattern)
 	return sg_pattern_is_literal_n(pattern, strlen(pattern));
 }
 
-/* The high bit of each byte of @w that equals @byte (no false positives below a true one). */
-static uint64_t bytes_equal(uint64_t w, unsigned char byte)
-{
-	const uint64_t ones = 0x0101010101010101ull;
-	uint64_t x = w ^ (ones * byte);
-	return (x - ones) & ~x & (ones << 7);
-}
-
 /*
  * Eight bytes at a time: the parser and the compiler ask about every rule
  * (musl's strpbrk builds a byte set at each call; a loop over bytes was 4%
@@ -219,7 +212,7 @@ bool sg_pattern_is_literal_n(const char *pattern, size_t len)
 
 	for (; i + sizeof(w) <= len; i += sizeof(w)) {
 		memcpy(&w, pattern + i, sizeof(w));
-		if (bytes_equal(w, '*') | bytes_equal(w, '?'))
+		if (sg_bytes_equal(w, '*') | sg_bytes_equal(w, '?'))
 			return false;
 	}
 	for (; i < len; i++)

@@ -41,6 +41,17 @@ static inline void sg_fclosep(FILE **f)
 
 #define SG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The high bit of each byte of @w that equals @byte, for scans that take
+ * eight bytes at a time (no false positives below a true one).
+ */
+static inline uint64_t sg_bytes_equal(uint64_t w, unsigned char byte)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = w ^ (ones * byte);
+	return (x - ones) & ~x & (ones << 7);
+}
+
 /* Hands ownership out of a cleanup variable. */
 #define SG_TAKE(p)                                                                                 \
 	({                                                                                         \

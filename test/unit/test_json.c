@@ -432,6 +432,25 @@ TEST(only_json_whitespace)
 	CHECK(ok != NULL);
 }
 
+/* The scan takes eight bytes at a time: every place in and after a word, and the order of faults.
+ */
+TEST(unwelcome_bytes_anywhere)
+{
+	for (int at = 1; at < 24; at++) {
+		char text[40], want[96];
+		snprintf(text, sizeof(text), "[%*s1]", 30, "");
+		text[at] = '\f';
+		snprintf(want, sizeof(want), "t.json:1:%d: invalid JSON: control character U+000C",
+			 at + 1);
+		CHECK_CONTAINS(rejected(text), want);
+		text[at + 1] = '\0'; /* a NUL after it is told first */
+		snprintf(want, sizeof(want), "t.json:1:%d: a NUL byte in JSON text", at + 2);
+		CHECK_STR(rejected_n(text, strlen(text) + 1 + strlen(text + at + 2)), want);
+	}
+	static const char bom_then_vt[] = "\xef\xbb\xbf[1,        \v2]";
+	CHECK_CONTAINS(rejected(bom_then_vt), "t.json:1:1: invalid JSON: a byte order mark");
+}
+
 /* @n members "k<i>": 1 in one object, or @n numbers in one array when @array. */
 static char *wide(size_t n, bool array, const char *last_key)
 {
@@ -677,5 +696,6 @@ RUN_TESTS(T(positions_of_values_and_keys), T(positions_count_characters_and_skip
 	  T(positions_of_top_level_scalars), T(numbers), T(strings_and_lookups),
 	  T(only_len_bytes_are_read), T(duplicate_keys), T(nul_bytes), T(invalid_utf8),
 	  T(depth_limit), T(syntax_errors), T(empty_input), T(lone_surrogates),
-	  T(only_json_whitespace), T(positions_on_long_lines_of_mixed_text), T(streamed_arrays),
+	  T(only_json_whitespace), T(unwelcome_bytes_anywhere),
+	  T(positions_on_long_lines_of_mixed_text), T(streamed_arrays),
 	  T(streamed_items_with_large_arrays), T(large_inputs_stay_linear), T(quoting_for_messages))
