@@ -45,9 +45,26 @@ static const char *quote(const char *s, char *out, size_t cap)
 	return out;
 }
 
-static bool is_space_or_control(unsigned char c)
+/*
+ * What a byte is to a name: most are plain; whitespace and control bytes are
+ * refused, the separators turn into each other in dotted names, and a star
+ * after a star makes "**". A table: every rule's name passes here byte by
+ * byte, and plain bytes take one look.
+ */
+enum name_byte { NAME_PLAIN, NAME_SEPARATOR, NAME_REFUSED, NAME_STAR };
+static const unsigned char name_byte[256] = {[0 ... 0x20] = NAME_REFUSED,
+					     [0x7f] = NAME_REFUSED,
+					     ['.'] = NAME_SEPARATOR,
+					     ['/'] = NAME_SEPARATOR,
+					     ['*'] = NAME_STAR};
+
+/* The first byte of the @len at @name that no sysctl name has, or @len. */
+static size_t first_refused(const char *name, size_t len)
 {
-	return c <= 0x20 || c == 0x7f;
+	for (size_t i = 0; i < len; i++)
+		if (name_byte[(unsigned char)name[i]] == NAME_REFUSED)
+			return i;
+	return len;
 }
 
 /* Whether "**" occurs in the @len bytes at @s. */
@@ -62,13 +79,14 @@ static bool has_globstar(const char *s, size_t len)
 /* What is wrong with a component of a name's slash form, if anything. */
 enum component_fault { COMPONENT_OK, COMPONENT_EMPTY, COMPONENT_DOTS, COMPONENT_GLOBSTAR };
 
-static enum component_fault component_fault(const char *comp, size_t len)
+/* @star_pair: whether "**" occurs in it (has_globstar). */
+static enum component_fault component_fault(const char *comp, size_t len, bool star_pair)
 {
 	if (len == 0)
 		return COMPONENT_EMPTY;
 	if (comp[0] == '.' && (len == 1 || (len == 2 && comp[1] == '.')))
 		return COMPONENT_DOTS;
-	if (len != 2 && has_globstar(comp, len))
+	if (len != 2 && star_pair)
 		return COMPONENT_GLOBSTAR;
 	return COMPONENT_OK;
 }
@@ -82,7 +100,7 @@ static int component_error(const char *comp, size_t len, bool first, bool last, 
 {
 	char q[128];
 
-	switch (component_fault(comp, len)) {
+	switch (component_fault(comp, len, has_globstar(comp, len))) {
 	case COMPONENT_EMPTY:
 		if (first)
 			return sg_input_error(err,
@@ -124,15 +142,27 @@ struct slash_form {
 	size_t bad;  /* the first component at fault, or SIZE_MAX */
 	size_t bad_len;
 	char first_sep; /* '.' (dotted: '/' is a literal dot) or '/', 0 before the first */
+	bool star_pair; /* "**" in the current component */
 };
 
 static void end_component(struct slash_form *f, const char *out, size_t end)
 {
-	if (f->bad == SIZE_MAX && component_fault(out + f->comp, end - f->comp) != COMPONENT_OK) {
+	if (f->bad == SIZE_MAX &&
+	    component_fault(out + f->comp, end - f->comp, f->star_pair) != COMPONENT_OK) {
 		f->bad = f->comp;
 		f->bad_len = end - f->comp;
 	}
 	f->comp = end + 1;
+	f->star_pair = false;
+}
+
+static int refused_error(const char *name, size_t at, struct sg_err *err)
+{
+	char q[128];
+	return sg_input_error(err,
+			      "%s contains whitespace or a control character (byte %zu); sysctl "
+			      "names have none",
+			      quote(name, q, sizeof(q)), at + 1);
 }
 
 int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err)
@@ -140,7 +170,6 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	char q[128];
 	size_t limit = cap < SG_NAME_MAX ? cap : SG_NAME_MAX;
 	struct slash_form f = {.bad = SIZE_MAX};
-	size_t len = 0;
 
 	if (cap)
 		out[0] = '\0';
@@ -151,39 +180,41 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"",
 				      quote(name, q, sizeof(q)), name + strlen(PROC_SYS));
 	/*
-	 * One pass: sysctl.d(5) makes a name dotted when its first separator is
-	 * '.', and then '/' is a literal dot; the name's bytes are checked and
-	 * written in slash form as they come (the compiler normalises every rule).
+	 * Whitespace and control bytes are told first, wherever they are; then
+	 * the length; then the components. In one pass, the bytes are written in
+	 * slash form: sysctl.d(5) makes a name dotted when its first separator is
+	 * '.', and then '/' is a literal dot ('.' and '/' differ in their lowest bit).
 	 */
-	for (; name[len]; len++) {
-		char c = name[len];
-		if (is_space_or_control((unsigned char)c)) {
-			if (cap)
-				out[0] = '\0';
-			return sg_input_error(err,
-					      "%s contains whitespace or a control character "
-					      "(byte %zu); sysctl names have none",
-					      quote(name, q, sizeof(q)), len + 1);
-		}
-		if (len + 1 >= limit)
-			continue; /* too long: only looked at for the bytes above */
-		if (c == '.' || c == '/') {
-			if (!f.first_sep)
-				f.first_sep = c;
-			if (f.first_sep == '.')
-				c = c == '.' ? '/' : '.';
-		}
-		out[len] = c;
-		if (c == '/')
-			end_component(&f, out, len);
-	}
+	const size_t len = strlen(name);
 	if (len + 1 > limit) {
-		if (cap)
-			out[0] = '\0';
+		size_t refused = first_refused(name, len);
+		if (refused < len)
+			return refused_error(name, refused, err);
 		return sg_input_error(err,
 				      "%s is %zu characters long; sysctl-guard handles names of at "
 				      "most %zu characters",
 				      quote(name, q, sizeof(q)), len, limit ? limit - 1 : 0);
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		out[i] = c;
+		switch (name_byte[(unsigned char)c]) {
+		case NAME_PLAIN:
+			continue;
+		case NAME_STAR:
+			f.star_pair |= i > 0 && name[i - 1] == '*';
+			continue;
+		case NAME_REFUSED:
+			out[0] = '\0';
+			return refused_error(name, i, err);
+		default: /* NAME_SEPARATOR */
+			if (!f.first_sep)
+				f.first_sep = c;
+			if (f.first_sep == '.')
+				out[i] = c ^ ('.' ^ '/');
+			if (out[i] == '/')
+				end_component(&f, out, i);
+		}
 	}
 	out[len] = '\0';
 	end_component(&f, out, len);
