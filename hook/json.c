@@ -40,16 +40,18 @@
 /* Turns byte offsets into line:column; columns count characters, not bytes. */
 struct cursor {
 	const char *text;
+	size_t len; /* of the text */
 	size_t offset;
 	struct sg_pos pos;
 };
 
 /*
- * Whether any of the eight bytes of @w is a newline or not ASCII: those are
- * the bytes that do more than add a column (a UTF-8 continuation byte adds
- * none). A zero byte of w ^ "\n\n..." shows in the classic has-zero test.
+ * The high bit of each of the eight bytes of @w that is a newline or not
+ * ASCII: those are the bytes that do more than add a column (a UTF-8
+ * continuation byte adds none). A zero byte of w ^ "\n\n..." shows in the
+ * classic has-zero test.
  */
-static bool has_line_or_utf8(uint64_t w)
+static uint64_t line_or_utf8(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	uint64_t nl = w ^ (ones * '\n');
@@ -57,35 +59,67 @@ static bool has_line_or_utf8(uint64_t w)
 }
 
 /*
+ * The bits of line_or_utf8 that stand for the first @n bytes of a word
+ * loaded from memory. Little-endian only: there the first bytes are the low
+ * ones, below any false bit, which the has-zero test raises only above a
+ * true one; elsewhere words are only taken whole.
+ */
+static uint64_t first_bytes(size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n < sizeof(uint64_t))
+		return ((uint64_t)1 << (8 * n)) - 1;
+#endif
+	(void)n;
+	return ~(uint64_t)0;
+}
+
+/* One byte: a newline starts a line, any other byte but a continuation adds a column. */
+static void cursor_step(struct cursor *c)
+{
+	unsigned char ch = (unsigned char)c->text[c->offset++];
+	if (ch == '\n') {
+		c->pos.line++;
+		c->pos.col = 1;
+	} else if ((ch & 0xc0) != 0x80) {
+		c->pos.col++;
+	}
+}
+
+/*
  * Offsets asked for only grow while parsing, so the scan is linear overall;
  * it takes eight bytes at a time while they are plain ASCII on one line,
- * which a policy file nearly always is (a byte at a time, the scan was a
- * tenth of a large policy's parse).
+ * which a policy file nearly always is, and the last few bytes before the
+ * offset in one look too when the text goes on for a word (a byte at a time,
+ * the scan was a tenth of a large policy's parse).
  */
 static struct sg_pos cursor_at(struct cursor *c, size_t offset)
 {
+	uint64_t w;
+
 	if (offset < c->offset || c->pos.line == 0) {
 		c->offset = 0;
 		c->pos = (struct sg_pos){1, 1};
 	}
-	while (c->offset < offset) {
-		uint64_t w;
-		if (offset - c->offset >= sizeof(w)) {
-			memcpy(&w, c->text + c->offset, sizeof(w));
-			if (!has_line_or_utf8(w)) {
-				c->offset += sizeof(w);
-				c->pos.col += (unsigned)sizeof(w);
-				continue;
-			}
+	while (offset - c->offset >= sizeof(w)) {
+		memcpy(&w, c->text + c->offset, sizeof(w));
+		if (line_or_utf8(w)) {
+			cursor_step(c);
+			continue;
 		}
-		unsigned char ch = (unsigned char)c->text[c->offset++];
-		if (ch == '\n') {
-			c->pos.line++;
-			c->pos.col = 1;
-		} else if ((ch & 0xc0) != 0x80) {
-			c->pos.col++;
+		c->offset += sizeof(w);
+		c->pos.col += (unsigned)sizeof(w);
+	}
+	size_t left = offset - c->offset;
+	if (left && c->len - c->offset >= sizeof(w)) {
+		memcpy(&w, c->text + c->offset, sizeof(w));
+		if (!(line_or_utf8(w) & first_bytes(left))) {
+			c->offset = offset;
+			c->pos.col += (unsigned)left;
 		}
 	}
+	while (c->offset < offset)
+		cursor_step(c);
 	return c->pos;
 }
 
@@ -828,7 +862,7 @@ int sg_json_parse_stream(const char *text, size_t len, const char *origin,
 	struct builder b = {.text = text ? text : "",
 			    .len = text ? len : 0,
 			    .origin = origin,
-			    .cursor = {.text = text ? text : ""},
+			    .cursor = {.text = text ? text : "", .len = text ? len : 0},
 			    .err = err,
 			    .stream = stream};
 	int ret = 0;
