@@ -634,22 +634,43 @@ static void assign_byte_classes(const struct sg_policy_set *set, const char **pa
 }
 
 /*
+ * Whether the columns hashed so far all differ ('/' apart, which is never
+ * merged): columns whose first rows differ differ, whatever follows.
+ */
+static bool columns_all_differ(const uint64_t *hash, uint32_t n_classes)
+{
+	for (uint32_t cl = 0; cl < n_classes; cl++)
+		for (uint32_t prev = 0; prev < cl; prev++)
+			if (cl != CLASS_SLASH && prev != CLASS_SLASH && hash[prev] == hash[cl])
+				return false;
+	return true;
+}
+
+/*
  * Merges byte classes that every DFA state treats alike (identical columns of
  * the transition table) to keep rows short. '/' keeps its own class.
  */
 static void merge_byte_classes(struct sg_compiled *c)
 {
+	enum { ROWS_BETWEEN_LOOKS = 256 };
 	uint32_t n_classes = c->config.n_classes, n_states = c->n_states;
 	uint32_t map[256], n_new = 0;
 	uint64_t hash[256];
 	bool kept[256];
 
-	/* Row by row: a column's entries are a row apart, a cache miss each in a large table. */
+	/*
+	 * Row by row: a column's entries are a row apart, a cache miss each in a
+	 * large table. Most policies' columns part within the first rows: then
+	 * nothing merges, and the rest is not read (hashing all of a
+	 * 10,000-rule policy's table was 3% of compiling it).
+	 */
 	memset(hash, 0, sizeof(hash));
 	for (uint32_t s = 0; s < n_states; s++) {
 		const uint32_t *row = &c->transitions[(size_t)s * n_classes];
 		for (uint32_t cl = 0; cl < n_classes; cl++)
 			hash[cl] = (hash[cl] ^ row[cl]) * 0x100000001b3ull;
+		if ((s + 1) % ROWS_BETWEEN_LOOKS == 0 && columns_all_differ(hash, n_classes))
+			return;
 	}
 	for (uint32_t cl = 0; cl < n_classes; cl++) {
 		kept[cl] = true;
