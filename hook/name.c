@@ -198,9 +198,10 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
 		out[i] = c;
-		switch (name_byte[(unsigned char)c]) {
-		case NAME_PLAIN:
-			continue;
+		enum name_byte kind = name_byte[(unsigned char)c];
+		if (__builtin_expect(kind == NAME_PLAIN, 1))
+			continue; /* most bytes: before the switch, which jumps through a table */
+		switch (kind) {
 		case NAME_STAR:
 			f.star_pair |= i > 0 && name[i - 1] == '*';
 			continue;
