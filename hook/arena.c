@@ -8,12 +8,6 @@
 
 #include "util.h"
 
-struct sg_arena_block {
-	struct sg_arena_block *prev;
-	size_t used, cap; /* bytes of data */
-	max_align_t data[];
-};
-
 /* Sizes of the mappings, header included (a block of 32 KiB + its header would map 36). */
 enum { FIRST_BLOCK = 32 << 10, LARGEST_BLOCK = 1 << 20, OWN_BLOCK_OVER = LARGEST_BLOCK / 4 };
 
@@ -43,16 +37,12 @@ static size_t next_block_bytes(const struct sg_arena_block *last, size_t size)
 	return bytes;
 }
 
-void *sg_arena_take(struct sg_arena *a, size_t size, size_t align)
+void *sg_arena_take_new(struct sg_arena *a, size_t size, size_t align)
 {
+	/* Checked here, where every arena starts: a new block's data is max_align_t-aligned. */
 	assert(align && (align & (align - 1)) == 0 && align <= alignof(max_align_t));
 	struct sg_arena_block *blk = a->blocks;
-	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
 
-	if (blk && at + size <= blk->cap) {
-		blk->used = at + size;
-		return (char *)blk->data + at;
-	}
 	if (size > OWN_BLOCK_OVER) {
 		a->large = new_block(sizeof(*a->large) + size, a->large);
 		a->large->used = size;
