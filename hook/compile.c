@@ -391,6 +391,16 @@ static void table_grow(struct dfa_builder *b)
  * row is filled when it is processed) if new. Returns the global state, or
  * 0 for the empty set, or -E2BIG beyond SG_MAX_DFA_STATES.
  */
+/* Whether the @n nodes at @a and @b are the same: inline, where musl's memcmp takes a byte at a
+ * time. */
+static bool same_nodes(const uint32_t *a, const uint32_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 {
 	struct sg_compiled *c = b->c;
@@ -402,7 +412,7 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 	for (size_t i = (size_t)h & mask; b->table[i]; i = (i + 1) & mask) {
 		uint32_t s = b->table[i], local = s - b->base;
 		if (b->set_hash[local] == h && b->set_len[local] == n &&
-		    memcmp(b->set_pool + b->set_off[local], v, n * sizeof(*v)) == 0)
+		    same_nodes(b->set_pool + b->set_off[local], v, n))
 			return s;
 	}
 
