@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "name.h"
+#include "spare.h"
 #include "util.h"
 
 #define CLASS_OTHER 0 /* bytes no pattern names, NUL included */
@@ -76,18 +77,18 @@ struct nfa {
 
 static void nfa_free(struct nfa *nfa)
 {
-	free(nfa->nodes);
-	free(nfa->edges);
-	free(nfa->child_keys);
-	free(nfa->child_vals);
+	sg_spare_put(nfa->nodes);
+	sg_spare_put(nfa->edges);
+	sg_spare_put(nfa->child_keys);
+	sg_spare_put(nfa->child_vals);
 	memset(nfa, 0, sizeof(*nfa));
 }
 
 /* The (node, item) index serves only to add patterns: gone before the DFA needs the memory. */
 static void nfa_drop_trie_index(struct nfa *nfa)
 {
-	free(nfa->child_keys);
-	free(nfa->child_vals);
+	sg_spare_put(nfa->child_keys);
+	sg_spare_put(nfa->child_vals);
 	nfa->child_keys = NULL;
 	nfa->child_vals = NULL;
 	nfa->children_cap = nfa->n_children = 0;
@@ -158,8 +159,8 @@ static uint32_t nfa_child(struct nfa *nfa, uint32_t node, uint32_t item)
 		for (size_t i = 0; i < old_cap; i++)
 			if (old_keys[i])
 				children_put(nfa, old_keys[i], old_vals[i]);
-		free(old_keys);
-		free(old_vals);
+		sg_spare_put(old_keys);
+		sg_spare_put(old_vals);
 	}
 
 	uint32_t child;
@@ -261,12 +262,12 @@ struct dfa_builder {
 
 static void builder_free(struct dfa_builder *b)
 {
-	free(b->set_pool);
-	free(b->set_off);
-	free(b->set_len);
-	free(b->set_hash);
-	free(b->table);
-	free(b->mark);
+	sg_spare_put(b->set_pool);
+	sg_spare_put(b->set_off);
+	sg_spare_put(b->set_len);
+	sg_spare_put(b->set_hash);
+	sg_spare_put(b->table);
+	sg_spare_put(b->mark);
 }
 
 static uint64_t hash_set(const uint32_t *v, size_t n)
@@ -383,7 +384,7 @@ static void table_grow(struct dfa_builder *b)
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i])
 			table_insert(b, old[i]);
-	free(old);
+	sg_spare_put(old);
 }
 
 /*
@@ -930,7 +931,7 @@ static void sort_exact(struct sg_exact_name *v, size_t n)
 	}
 	if (from != v)
 		memcpy(v, from, n * sizeof(*v));
-	free(spare);
+	sg_spare_put(spare);
 }
 
 /* Sorted for bsearch; of duplicate names the first listed rule wins. */
@@ -979,10 +980,10 @@ static void rule_patterns_free(struct rule_patterns *p)
 {
 	for (size_t i = 0; p->normalised && i < p->n; i++)
 		free(p->normalised[i]);
-	free(p->normalised);
-	free(p->len);
-	free(p->literal);
-	free(p->of);
+	sg_spare_put(p->normalised);
+	sg_spare_put(p->len);
+	sg_spare_put(p->literal);
+	sg_spare_put(p->of);
 	memset(p, 0, sizeof(*p));
 }
 

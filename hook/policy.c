@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "json.h"
 #include "name.h"
+#include "spare.h"
 #include "util.h"
 
 #define SG_MAX_POLICY_BYTES (4u << 20) /* 4 MiB */
@@ -527,8 +528,8 @@ static int parse_text(const char *text, size_t len, char **owned, const char *or
 		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
 	else
 		r = sg_json_parse_stream(text, len, origin, &stream, &root, err);
-	if (owned)
-		free(SG_TAKE(*owned));
+	if (owned) /* a large text's pages serve the compiler next */
+		sg_spare_put(SG_TAKE(*owned));
 	if (r == 0)
 		r = parse_policy(&c, root, &rules, out);
 	sg_json_free(root);

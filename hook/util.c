@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 
 #include "siphash.h"
+#include "spare.h"
 
 /* Room for all of a regular file at once (plus one byte to see its end); a page otherwise. */
 static size_t first_capacity(int fd, size_t max)
@@ -76,13 +77,18 @@ static void *check_alloc(void *p)
 	return p;
 }
 
+/* Large blocks come from those kept (spare.h) when one fits. */
 void *sg_xmalloc(size_t size)
 {
-	return check_alloc(malloc(size ? size : 1));
+	void *p = sg_spare_take(size);
+	return p ? p : check_alloc(malloc(size ? size : 1));
 }
 
 void *sg_xcalloc(size_t n, size_t size)
 {
+	void *p = n && size && n <= (size_t)-1 / size ? sg_spare_take(n * size) : NULL;
+	if (p)
+		return memset(p, 0, n * size);
 	return check_alloc(calloc(n ? n : 1, size ? size : 1));
 }
 
@@ -101,6 +107,8 @@ void *sg_xrealloc(void *p, size_t n, size_t size)
 	if (size && n > (size_t)-1 / size)
 		check_alloc(NULL);
 	size_t bytes = n * size;
+	if (!p)
+		return sg_xmalloc(bytes);
 	return check_alloc(realloc(p, bytes ? bytes : 1));
 }
 
