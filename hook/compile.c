@@ -64,34 +64,22 @@ struct nfa_edge {
 	uint8_t cls;
 };
 
+/*
+ * The patterns' trie: a node's children are the targets of its own edges
+ * (nfa_child), so it needs no index of its own.
+ */
 struct nfa {
 	struct nfa_node *nodes; /* node 0 is the root: before the virtual '/' */
 	size_t n_nodes, nodes_cap;
 	struct nfa_edge *edges;
 	size_t n_edges, edges_cap;
-	/* (node, item) -> child: open addressing, key 0 is empty */
-	uint64_t *child_keys;
-	uint32_t *child_vals;
-	size_t children_cap, n_children;
 };
 
 static void nfa_free(struct nfa *nfa)
 {
 	sg_spare_put(nfa->nodes);
 	sg_spare_put(nfa->edges);
-	sg_spare_put(nfa->child_keys);
-	sg_spare_put(nfa->child_vals);
 	memset(nfa, 0, sizeof(*nfa));
-}
-
-/* The (node, item) index serves only to add patterns: gone before the DFA needs the memory. */
-static void nfa_drop_trie_index(struct nfa *nfa)
-{
-	sg_spare_put(nfa->child_keys);
-	sg_spare_put(nfa->child_vals);
-	nfa->child_keys = NULL;
-	nfa->child_vals = NULL;
-	nfa->children_cap = nfa->n_children = 0;
 }
 
 static uint32_t nfa_node(struct nfa *nfa, enum node_loop loop)
@@ -129,41 +117,38 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static void children_put(struct nfa *nfa, uint64_t key, uint32_t val)
+/*
+ * The child @item made of @node before, found among @node's edges: a byte
+ * or '?' child is the plain node a byte edge leads to ("**" also puts a
+ * '/' edge to the node inside it, which loops); a '*' child is the looping
+ * node of an epsilon edge, a "**" child the plain one. A node has a few
+ * children (at most one per item): walking its edges took the place of a
+ * hash table whose pages were a fifth of what a large policy's automaton
+ * touched.
+ */
+static uint32_t nfa_find_child(const struct nfa *nfa, uint32_t node, uint32_t item)
 {
-	size_t mask = nfa->children_cap - 1, i = (size_t)mix64(key) & mask;
-	while (nfa->child_keys[i])
-		i = (i + 1) & mask;
-	nfa->child_keys[i] = key;
-	nfa->child_vals[i] = val;
+	const struct nfa_node *n = &nfa->nodes[node];
+	const bool eps = item == ITEM_STAR || item == ITEM_DSTAR;
+	const uint8_t loop = item == ITEM_STAR ? LOOP_NOT_SLASH : LOOP_NONE;
+
+	for (uint32_t e = eps ? n->first_eps : n->first_edge; e; e = nfa->edges[e].next) {
+		const struct nfa_edge *edge = &nfa->edges[e];
+		if (nfa->nodes[edge->target].loop != loop)
+			continue;
+		if (eps || (item == ITEM_ANY ? edge->kind == EDGE_ANY
+					     : edge->kind == EDGE_BYTE && edge->cls == item))
+			return edge->target;
+	}
+	return 0; /* the root is no one's child */
 }
 
 /* The child of @node by @item, created with its edges if new. */
 static uint32_t nfa_child(struct nfa *nfa, uint32_t node, uint32_t item)
 {
-	uint64_t key = ((uint64_t)node << 16 | item) + 1;
-
-	if (nfa->children_cap) {
-		size_t mask = nfa->children_cap - 1;
-		for (size_t i = (size_t)mix64(key) & mask; nfa->child_keys[i]; i = (i + 1) & mask)
-			if (nfa->child_keys[i] == key)
-				return nfa->child_vals[i];
-	}
-	if (2 * (nfa->n_children + 1) > nfa->children_cap) {
-		uint64_t *old_keys = nfa->child_keys;
-		uint32_t *old_vals = nfa->child_vals;
-		size_t old_cap = nfa->children_cap;
-		nfa->children_cap = old_cap ? 2 * old_cap : 1024;
-		nfa->child_keys = sg_xcalloc_probed(nfa->children_cap, sizeof(*nfa->child_keys));
-		nfa->child_vals = sg_xcalloc(nfa->children_cap, sizeof(*nfa->child_vals));
-		for (size_t i = 0; i < old_cap; i++)
-			if (old_keys[i])
-				children_put(nfa, old_keys[i], old_vals[i]);
-		sg_spare_put(old_keys);
-		sg_spare_put(old_vals);
-	}
-
-	uint32_t child;
+	uint32_t child = nfa_find_child(nfa, node, item);
+	if (child)
+		return child;
 	if (item == ITEM_STAR) {
 		child = nfa_node(nfa, LOOP_NOT_SLASH);
 		nfa_edge(nfa, &nfa->nodes[node].first_eps, child, EDGE_BYTE, 0);
@@ -181,8 +166,6 @@ static uint32_t nfa_child(struct nfa *nfa, uint32_t node, uint32_t item)
 		child = nfa_node(nfa, LOOP_NONE);
 		nfa_edge(nfa, &nfa->nodes[node].first_edge, child, EDGE_BYTE, (uint8_t)item);
 	}
-	children_put(nfa, key, child);
-	nfa->n_children++;
 	return child;
 }
 
@@ -1065,7 +1048,6 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
 			if (!patterns->literal[g])
 				nfa_add_pattern(&nfa, c->config.byte_class, patterns->of[g],
 						(uint32_t)g);
-		nfa_drop_trie_index(&nfa);
 		int r = build_layer_dfa(c, &nfa, &states_cap, &c->config.layers[l].dfa_start);
 		if (r < 0) {
 			nfa_free(&nfa);
