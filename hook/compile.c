@@ -1216,6 +1216,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.n_name_copies = patterns.n;
 	*out = c;
 	memset(&c, 0, sizeof(c));
+	rule_patterns_free(&patterns);
+	/* The tables are made of what is compiled: the blocks the compiler gave back go. */
+	sg_spare_release();
 	return 0;
 }
 

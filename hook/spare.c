@@ -59,3 +59,13 @@ void *sg_spare_take(size_t size)
 	pthread_mutex_unlock(&spares.lock);
 	return p;
 }
+
+void sg_spare_release(void)
+{
+	pthread_mutex_lock(&spares.lock);
+	for (size_t i = 0; i < MAX_SPARES; i++) {
+		free(spares.block[i]);
+		spares.block[i] = NULL;
+	}
+	pthread_mutex_unlock(&spares.lock);
+}

@@ -22,4 +22,7 @@ void sg_spare_put(void *p);
 /* A kept block of at least @size bytes, not zeroed, to free or realloc as any; or NULL. */
 void *sg_spare_take(size_t size);
 
+/* Frees the blocks kept: what comes next allocates little, and they would count in its peak. */
+void sg_spare_release(void);
+
 #endif
