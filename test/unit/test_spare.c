@@ -88,6 +88,16 @@ TEST(allocations_take_kept_blocks_zeroed)
 	free(r);
 }
 
+TEST(release_frees_every_block_kept)
+{
+	drain();
+	sg_spare_put(malloc(SG_SPARE_MIN));
+	sg_spare_put(malloc(4 * SG_SPARE_MIN));
+	sg_spare_release(); /* freed, or ASan would see them leak */
+	CHECK(sg_spare_take(SG_SPARE_MIN) == NULL);
+	CHECK(sg_spare_take(4 * SG_SPARE_MIN) == NULL);
+}
+
 RUN_TESTS(T(a_large_block_given_back_is_taken_again), T(small_blocks_and_null_are_freed),
 	  T(the_smallest_that_fits_is_taken), T(a_full_cache_frees_what_comes),
-	  T(allocations_take_kept_blocks_zeroed))
+	  T(allocations_take_kept_blocks_zeroed), T(release_frees_every_block_kept))
