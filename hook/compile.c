@@ -385,6 +385,50 @@ static bool same_nodes(const uint32_t *a, const uint32_t *b, size_t n)
 	return true;
 }
 
+/* Bytes of one entry of c->transitions. */
+static size_t entry_size(const struct sg_compiled *c)
+{
+	return c->wide ? sizeof(uint32_t) : sizeof(uint16_t);
+}
+
+static void set_next(struct sg_compiled *c, size_t i, uint32_t next)
+{
+	if (c->wide)
+		((uint32_t *)c->transitions)[i] = next;
+	else
+		((uint16_t *)c->transitions)[i] = (uint16_t)next;
+}
+
+/* Row @state of the table: the next state for each class. */
+static void store_row(struct sg_compiled *c, size_t state, const uint32_t *row)
+{
+	const uint32_t n = c->config.n_classes;
+
+	if (c->wide) {
+		memcpy((uint32_t *)c->transitions + state * n, row, n * sizeof(*row));
+		return;
+	}
+	uint16_t *narrow = (uint16_t *)c->transitions + state * n;
+	for (uint32_t cl = 0; cl < n; cl++)
+		narrow[cl] = (uint16_t)row[cl];
+}
+
+/*
+ * The table in 32-bit entries, for a state number 16 bits cannot hold: the
+ * @rows rows so far (made of smaller numbers) are copied over.
+ */
+static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
+{
+	const uint16_t *narrow = c->transitions;
+	uint32_t *wide = sg_xcalloc(cap_rows * c->config.n_classes, sizeof(*wide));
+
+	for (size_t i = 0; i < rows * c->config.n_classes; i++)
+		wide[i] = narrow[i];
+	sg_spare_put(c->transitions);
+	c->transitions = wide;
+	c->wide = true;
+}
+
 static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 {
 	struct sg_compiled *c = b->c;
@@ -406,9 +450,11 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 	if (c->n_states > b->states_cap) {
 		b->states_cap *= 2;
 		c->transitions =
-		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, sizeof(uint32_t));
+		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, entry_size(c));
 		c->accept = sg_xrealloc(c->accept, b->states_cap, sizeof(uint32_t));
 	}
+	if (s > UINT16_MAX && !c->wide)
+		widen(c, s, b->states_cap);
 	c->accept[s] = set_accept(b->nfa, v, n);
 	if (local >= b->sets_cap) {
 		b->sets_cap = b->sets_cap ? 2 * b->sets_cap : 256;
@@ -548,8 +594,7 @@ static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t
 			return (int)next;
 		s->row[cl] = (uint32_t)next;
 	}
-	memcpy(b->c->transitions + (size_t)state * b->n_classes, s->row,
-	       b->n_classes * sizeof(uint32_t));
+	store_row(b->c, state, s->row);
 	return 0;
 }
 
@@ -660,9 +705,8 @@ static void merge_byte_classes(struct sg_compiled *c)
 	 */
 	memset(hash, 0, sizeof(hash));
 	for (uint32_t s = 0; s < n_states; s++) {
-		const uint32_t *row = &c->transitions[(size_t)s * n_classes];
 		for (uint32_t cl = 0; cl < n_classes; cl++)
-			hash[cl] = (hash[cl] ^ row[cl]) * 0x100000001b3ull;
+			hash[cl] = (hash[cl] ^ sg_dfa_next(c, s, cl)) * 0x100000001b3ull;
 		if ((s + 1) % ROWS_BETWEEN_LOOKS == 0 && columns_all_differ(hash, n_classes))
 			return;
 	}
@@ -673,8 +717,7 @@ static void merge_byte_classes(struct sg_compiled *c)
 				continue;
 			bool same = true;
 			for (uint32_t s = 0; s < n_states && same; s++)
-				same = c->transitions[(size_t)s * n_classes + cl] ==
-				       c->transitions[(size_t)s * n_classes + prev];
+				same = sg_dfa_next(c, s, cl) == sg_dfa_next(c, s, prev);
 			if (same) {
 				map[cl] = map[prev];
 				kept[cl] = false;
@@ -692,11 +735,10 @@ static void merge_byte_classes(struct sg_compiled *c)
 	 * cl and n_new < n_classes, so every entry moves down to a place already
 	 * read, never onto one still to be read.
 	 */
-	uint32_t *t = c->transitions;
 	for (uint32_t s = 0; s < n_states; s++)
 		for (uint32_t cl = 0; cl < n_classes; cl++)
-			t[(size_t)s * n_new + map[cl]] = t[(size_t)s * n_classes + cl];
-	c->transitions = sg_xrealloc(t, (size_t)n_states * n_new, sizeof(uint32_t));
+			set_next(c, (size_t)s * n_new + map[cl], sg_dfa_next(c, s, cl));
+	c->transitions = sg_xrealloc(c->transitions, (size_t)n_states * n_new, entry_size(c));
 	for (unsigned ch = 0; ch < 256; ch++)
 		c->config.byte_class[ch] = (uint8_t)map[c->config.byte_class[ch]];
 	c->config.n_classes = n_new;
@@ -1035,7 +1077,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
 	size_t states_cap = 1024;
 
 	assign_byte_classes(set, patterns->of, patterns->literal, &c->config);
-	c->transitions = sg_xcalloc(states_cap * c->config.n_classes, sizeof(uint32_t));
+	c->transitions = sg_xcalloc(states_cap * c->config.n_classes, sizeof(uint16_t));
 	c->accept = sg_xcalloc(states_cap, sizeof(uint32_t));
 	c->accept[SG_DEAD_STATE] = SG_NO_RULE;
 	c->n_states = 1;
@@ -1059,8 +1101,8 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
 	}
 	nfa_free(&nfa);
 	/* The tables grew by doubling: give back the rows no state took. */
-	c->transitions = sg_xrealloc(c->transitions, (size_t)c->n_states * c->config.n_classes,
-				     sizeof(uint32_t));
+	c->transitions =
+	    sg_xrealloc(c->transitions, (size_t)c->n_states * c->config.n_classes, entry_size(c));
 	c->accept = sg_xrealloc(c->accept, c->n_states, sizeof(uint32_t));
 	merge_byte_classes(c);
 	return 0;
@@ -1238,8 +1280,9 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 			sg_siphash_update(h, c->dfa_patterns[i], strlen(c->dfa_patterns[i]) + 1);
 		}
 	} else {
+		sg_siphash_update(h, &c->wide, sizeof(c->wide));
 		sg_siphash_update(h, c->transitions,
-				  (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t));
+				  (size_t)c->n_states * c->config.n_classes * entry_size(c));
 		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	}
 	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
@@ -1316,7 +1359,6 @@ uint32_t sg_compiled_match_pattern(const struct sg_compiled *c, uint32_t layer, 
 	uint32_t state = c->config.layers[layer].dfa_start;
 	for (const unsigned char *p = (const unsigned char *)name; *p && state != SG_DEAD_STATE;
 	     p++)
-		state =
-		    c->transitions[(size_t)state * c->config.n_classes + c->config.byte_class[*p]];
+		state = sg_dfa_next(c, state, c->config.byte_class[*p]);
 	return c->accept[state];
 }

@@ -6,6 +6,7 @@
 #ifndef SG_COMPILE_H
 #define SG_COMPILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,9 +46,15 @@ struct sg_rule_value {
 struct sg_compiled {
 	struct sg_config config; /* n_layers, n_classes, n_rules, layers, byte_class */
 
-	uint32_t n_states;     /* DFA states of all layers, state 0 is the dead state */
-	uint32_t *transitions; /* n_states * n_classes: next state */
-	uint32_t *accept;      /* n_states: winning rule, or SG_NO_RULE */
+	uint32_t n_states; /* DFA states of all layers, state 0 is the dead state */
+	/*
+	 * n_states * n_classes next states (sg_dfa_next): 16 bits each while
+	 * every state number fits, half the pages of a large policy's table,
+	 * and 32 (wide) once one does not.
+	 */
+	void *transitions;
+	bool wide;
+	uint32_t *accept; /* n_states: winning rule, or SG_NO_RULE */
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
@@ -69,6 +76,14 @@ struct sg_compiled {
 	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
 	size_t n_values;
 };
+
+/* The state after @state on a byte of class @cls. */
+static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, uint32_t cls)
+{
+	size_t i = state * c->config.n_classes + cls;
+	return c->wide ? ((const uint32_t *)c->transitions)[i]
+		       : ((const uint16_t *)c->transitions)[i];
+}
 
 /* Limits that keep the tables (and kernel memory) bounded; exceeding them is input error. */
 #define SG_MAX_RULES	  65536

@@ -42,7 +42,7 @@ static inline __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_clas
 	const struct sg_compiled *c = env->c;
 	if (state >= c->n_states || byte_class >= c->config.n_classes)
 		return SG_DEAD_STATE;
-	return c->transitions[(size_t)state * c->config.n_classes + byte_class];
+	return sg_dfa_next(c, state, byte_class);
 }
 
 static inline __u32 sg_env_accept(struct sg_env *env, __u32 state)

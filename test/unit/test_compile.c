@@ -106,12 +106,16 @@ static void check_invariants(const struct sg_compiled *c)
 	CHECK(c->n_states >= 1);
 	CHECK(c->accept[SG_DEAD_STATE] == SG_NO_RULE);
 	for (uint32_t cl = 0; cl < nc; cl++)
-		CHECK(c->transitions[cl] == SG_DEAD_STATE);
-	for (size_t i = 0; i < (size_t)c->n_states * nc; i++)
-		if (c->transitions[i] >= c->n_states) {
-			CHECK(c->transitions[i] < c->n_states);
-			break;
-		}
+		CHECK(sg_dfa_next(c, SG_DEAD_STATE, cl) == SG_DEAD_STATE);
+	/* 16-bit entries while every state number fits them, 32-bit after */
+	CHECK(c->wide == (c->n_states > UINT16_MAX + 1u));
+	for (uint32_t s = 0; s < c->n_states; s++)
+		for (uint32_t cl = 0; cl < nc; cl++)
+			if (sg_dfa_next(c, s, cl) >= c->n_states) {
+				CHECK(sg_dfa_next(c, s, cl) < c->n_states);
+				s = c->n_states - 1;
+				break;
+			}
 	for (uint32_t s = 0; s < c->n_states; s++)
 		if (c->accept[s] != SG_NO_RULE && c->accept[s] >= c->config.n_rules) {
 			CHECK(c->accept[s] < c->config.n_rules);
@@ -398,6 +402,50 @@ TEST(byte_classes_stay_few)
 	CHECK(c.config.byte_class['/'] != c.config.byte_class['n']);
 	CHECK(c.config.n_classes <= 2 + strlen("netipv4confrp_filter"));
 	sg_compiled_free(&c);
+	free_set(&set);
+}
+
+/*
+ * A DFA with more states than 16 bits can number: its table turns wide on
+ * the way, the rows made before copied over.
+ */
+TEST(wide_tables_past_65536_states)
+{
+	struct sg_policy_set set = {.n_layers = 1};
+	char name[SG_NAME_MAX] = "**.a";
+	struct sg_compiled c;
+	bool seen = false;
+	int stars = 14;
+
+	set.layers[0].origin = "wide.json";
+	add_rule(&set.layers[0], "x.y", SG_ACCESS_READ); /* literal: not in the DFA */
+	for (int i = 0; i < stars; i++)
+		strcat(name, ".*");
+	add_rule(&set.layers[0], name, SG_ACCESS_NONE);
+	for (; stars < 17 && !seen; stars++) {
+		compile_ok(&set, &c);
+		if (c.n_states > UINT16_MAX + 1u) {
+			char match[SG_NAME_MAX] = "x/a", miss[SG_NAME_MAX] = "x/a";
+			for (int i = 0; i < stars; i++)
+				snprintf(match + strlen(match), sizeof(match) - strlen(match),
+					 "/%d", i);
+			snprintf(miss, sizeof(miss), "%s/extra", match);
+			seen = true;
+			check_invariants(&c);
+			CHECK(c.wide);
+			CHECK(sg_compiled_match_pattern(&c, 0, match) == 1);
+			CHECK(sg_compiled_match_pattern(&c, 0, miss + 2) == SG_NO_RULE);
+		}
+		sg_compiled_free(&c);
+		/* one more ".*" doubles the states */
+		struct sg_rule *r = &set.layers[0].rules[1];
+		strcat(name, ".*");
+		free(r->pattern);
+		r->pattern = sg_xstrdup(name);
+		for (char *p = r->pattern; *p; p++)
+			*p = *p == '.' ? '/' : *p;
+	}
+	CHECK(seen);
 	free_set(&set);
 }
 
@@ -831,5 +879,5 @@ TEST(the_key_hashes_what_the_dfa_is_made_of)
 RUN_TESTS(T(rule_entries), T(lookups), T(decisions_over_the_tables),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
-	  T(differential_small_policies), T(differential_large_policies),
-	  T(the_key_hashes_what_the_dfa_is_made_of))
+	  T(wide_tables_past_65536_states), T(differential_small_policies),
+	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of))
