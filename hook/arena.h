@@ -16,7 +16,6 @@
 #ifndef SG_ARENA_H
 #define SG_ARENA_H
 
-#include <stdalign.h>
 #include <stddef.h>
 
 /* A mapped block: here for sg_arena_take's inline part, arena.c's otherwise. */

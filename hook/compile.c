@@ -65,8 +65,8 @@ struct nfa_edge {
 };
 
 /*
- * The patterns' trie: a node's children are the targets of its own edges
- * (nfa_child), so it needs no index of its own.
+ * The patterns' trie: a node's children are among the targets of its own
+ * edges (nfa_find_child), so it needs no index of its own.
  */
 struct nfa {
 	struct nfa_node *nodes; /* node 0 is the root: before the virtual '/' */
@@ -370,13 +370,7 @@ static void table_grow(struct dfa_builder *b)
 	sg_spare_put(old);
 }
 
-/*
- * The DFA state of the sorted set @v, created (with its accept entry; its
- * row is filled when it is processed) if new. Returns the global state, or
- * 0 for the empty set, or -E2BIG beyond SG_MAX_DFA_STATES.
- */
-/* Whether the @n nodes at @a and @b are the same: inline, where musl's memcmp takes a byte at a
- * time. */
+/* Whether the @n nodes at @a and @b are the same (musl's memcmp takes a byte at a time). */
 static bool same_nodes(const uint32_t *a, const uint32_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -414,13 +408,15 @@ static void store_row(struct sg_compiled *c, size_t state, const uint32_t *row)
 }
 
 /*
- * The table in 32-bit entries, for a state number 16 bits cannot hold: the
- * @rows rows so far (made of smaller numbers) are copied over.
+ * The table in 32-bit entries with room for @cap_rows rows, for a state
+ * number 16 bits cannot hold: the @rows rows so far (made of smaller
+ * numbers) are copied over; the others are written as their states are
+ * processed.
  */
 static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
 {
 	const uint16_t *narrow = c->transitions;
-	uint32_t *wide = sg_xcalloc(cap_rows * c->config.n_classes, sizeof(*wide));
+	uint32_t *wide = sg_xrealloc(NULL, cap_rows * c->config.n_classes, sizeof(*wide));
 
 	for (size_t i = 0; i < rows * c->config.n_classes; i++)
 		wide[i] = narrow[i];
@@ -429,6 +425,11 @@ static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
 	c->wide = true;
 }
 
+/*
+ * The DFA state of the sorted set @v, created (with its accept entry; its
+ * row is filled when it is processed) if new. Returns the global state, or
+ * 0 for the empty set, or -E2BIG beyond SG_MAX_DFA_STATES.
+ */
 static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 {
 	struct sg_compiled *c = b->c;
@@ -447,14 +448,16 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 	if (c->n_states >= SG_MAX_DFA_STATES)
 		return -E2BIG;
 	uint32_t s = c->n_states++, local = s - b->base;
-	if (c->n_states > b->states_cap) {
+	const bool grow = c->n_states > b->states_cap;
+	if (grow) {
 		b->states_cap *= 2;
-		c->transitions =
-		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, entry_size(c));
 		c->accept = sg_xrealloc(c->accept, b->states_cap, sizeof(uint32_t));
 	}
 	if (s > UINT16_MAX && !c->wide)
 		widen(c, s, b->states_cap);
+	else if (grow)
+		c->transitions =
+		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, entry_size(c));
 	c->accept[s] = set_accept(b->nfa, v, n);
 	if (local >= b->sets_cap) {
 		b->sets_cap = b->sets_cap ? 2 * b->sets_cap : 256;
@@ -691,24 +694,27 @@ static bool columns_all_differ(const uint64_t *hash, uint32_t n_classes)
  */
 static void merge_byte_classes(struct sg_compiled *c)
 {
-	enum { ROWS_BETWEEN_LOOKS = 256 };
 	uint32_t n_classes = c->config.n_classes, n_states = c->n_states;
-	uint32_t map[256], n_new = 0;
+	uint32_t map[256], n_new = 0, next_look = 256;
 	uint64_t hash[256];
 	bool kept[256];
 
 	/*
 	 * Row by row: a column's entries are a row apart, a cache miss each in a
-	 * large table. Most policies' columns part within the first rows: then
-	 * nothing merges, and the rest is not read (hashing all of a
-	 * 10,000-rule policy's table was 3% of compiling it).
+	 * large table. Most policies' columns part within the first rows (looked
+	 * at after 256, 512, 1,024... rows): then nothing merges, and the rest
+	 * is not read (hashing all of a 10,000-rule policy's table was 3% of
+	 * compiling it).
 	 */
 	memset(hash, 0, sizeof(hash));
 	for (uint32_t s = 0; s < n_states; s++) {
 		for (uint32_t cl = 0; cl < n_classes; cl++)
 			hash[cl] = (hash[cl] ^ sg_dfa_next(c, s, cl)) * 0x100000001b3ull;
-		if ((s + 1) % ROWS_BETWEEN_LOOKS == 0 && columns_all_differ(hash, n_classes))
-			return;
+		if (s + 1 == next_look) {
+			if (columns_all_differ(hash, n_classes))
+				return;
+			next_look *= 2; /* a table whose columns merge is looked at a few times */
+		}
 	}
 	for (uint32_t cl = 0; cl < n_classes; cl++) {
 		kept[cl] = true;
@@ -935,7 +941,7 @@ static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, co
  */
 static void sort_exact(struct sg_exact_name *v, size_t n)
 {
-	struct sg_exact_name *from = v, *to = sg_xcalloc(n ? n : 1, sizeof(*to)), *spare = to;
+	struct sg_exact_name *from = v, *to = sg_xrealloc(NULL, n, sizeof(*to)), *tmp = to;
 
 	for (size_t width = 1; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
@@ -956,7 +962,7 @@ static void sort_exact(struct sg_exact_name *v, size_t n)
 	}
 	if (from != v)
 		memcpy(v, from, n * sizeof(*v));
-	sg_spare_put(spare);
+	sg_spare_put(tmp);
 }
 
 /* Sorted for bsearch; of duplicate names the first listed rule wins. */

@@ -48,14 +48,12 @@ struct cursor {
 /*
  * The high bit of each of the eight bytes of @w that is a newline or not
  * ASCII: those are the bytes that do more than add a column (a UTF-8
- * continuation byte adds none). A zero byte of w ^ "\n\n..." shows in the
- * classic has-zero test.
+ * continuation byte adds none). Like sg_bytes_equal's, a newline's bit may
+ * come with false ones above it, never below.
  */
 static uint64_t line_or_utf8(uint64_t w)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	uint64_t nl = w ^ (ones * '\n');
-	return (((nl - ones) & ~nl) | w) & highs;
+	return sg_bytes_equal(w, '\n') | (w & 0x8080808080808080ull);
 }
 
 /*
@@ -799,8 +797,8 @@ static size_t first_unwelcome(const char *text, size_t len)
 }
 
 /*
- * What yajl would let through or describe poorly: NUL bytes, \v and \f (yajl
- * takes them for whitespace), a byte order mark, told in that order. The
+ * What yajl would let through or describe poorly, told in this order: NUL
+ * bytes, a byte order mark, \v and \f (yajl takes them for whitespace). The
  * rest is yajl's to check: it rejects other control characters, and checks
  * the shape of UTF-8. One pass over the text (a byte at a time, these scans
  * were a twentieth of parsing a large policy).

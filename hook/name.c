@@ -51,7 +51,7 @@ static const char *quote(const char *s, char *out, size_t cap)
  * after a star makes "**". A table: every rule's name passes here byte by
  * byte, and plain bytes take one look.
  */
-enum name_byte { NAME_PLAIN, NAME_SEPARATOR, NAME_REFUSED, NAME_STAR };
+enum name_byte_kind { NAME_PLAIN, NAME_SEPARATOR, NAME_REFUSED, NAME_STAR };
 static const unsigned char name_byte[256] = {[0 ... 0x20] = NAME_REFUSED,
 					     [0x7f] = NAME_REFUSED,
 					     ['.'] = NAME_SEPARATOR,
@@ -198,7 +198,7 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
 		out[i] = c;
-		enum name_byte kind = name_byte[(unsigned char)c];
+		enum name_byte_kind kind = name_byte[(unsigned char)c];
 		if (__builtin_expect(kind == NAME_PLAIN, 1))
 			continue; /* most bytes: before the switch, which jumps through a table */
 		switch (kind) {

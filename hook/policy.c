@@ -508,8 +508,9 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root,
 
 /*
  * The policy of @text: its rules are made while it is parsed, so a large
- * policy's tree never holds them (json.h). Frees *@owned (the text, when
- * the caller gave it up) once parsed. Shadowed rules are looked for only
+ * policy's tree never holds them (json.h). Gives *@owned (the text, when
+ * the caller gave it up) back once parsed, to spare.c: its pages serve the
+ * compiler next. Shadowed rules are looked for only
  * when asked (sg_policy_find_shadowed).
  */
 static int parse_text(const char *text, size_t len, char **owned, const char *origin,

@@ -13,16 +13,28 @@
 
 #include <stddef.h>
 
-/* Blocks smaller than this are freed, never kept: malloc reuses those itself. */
+/*
+ * Blocks smaller than this are freed, never kept: malloc reuses small ones
+ * itself (musl maps its own groups of slots from about 128 KiB up; a block
+ * of 64 to 128 KiB is a group's only slot, given back as one).
+ */
 #define SG_SPARE_MIN (64 << 10)
 
 /* Frees @p (from malloc, or NULL), or keeps it for sg_spare_take when it is large. */
 void sg_spare_put(void *p);
 
-/* A kept block of at least @size bytes, not zeroed, to free or realloc as any; or NULL. */
+/*
+ * A kept block of at least @size bytes and at most twice that (a large
+ * block stays for a large request), not zeroed, to free or realloc as any;
+ * or NULL.
+ */
 void *sg_spare_take(size_t size);
 
-/* Frees the blocks kept: what comes next allocates little, and they would count in its peak. */
+/*
+ * Frees the blocks kept: what comes next allocates little, and they would
+ * count in its peak. Paths that never call it (a failed compile, `check`)
+ * keep at most a few blocks until they exit.
+ */
 void sg_spare_release(void);
 
 #endif

@@ -432,21 +432,34 @@ TEST(only_json_whitespace)
 	CHECK(ok != NULL);
 }
 
-/* The scan takes eight bytes at a time: every place in and after a word, and the order of faults.
+/*
+ * The scan takes eight bytes at a time: each refused byte alone at every
+ * place of whole words and of the last part of one, then the order of
+ * faults: NUL, the byte order mark, \v and \f.
  */
 TEST(unwelcome_bytes_anywhere)
 {
-	for (int at = 1; at < 24; at++) {
-		char text[40], want[96];
-		snprintf(text, sizeof(text), "[%*s1]", 30, "");
-		text[at] = '\f';
-		snprintf(want, sizeof(want), "t.json:1:%d: invalid JSON: control character U+000C",
-			 at + 1);
-		CHECK_CONTAINS(rejected(text), want);
-		text[at + 1] = '\0'; /* a NUL after it is told first */
-		snprintf(want, sizeof(want), "t.json:1:%d: a NUL byte in JSON text", at + 2);
-		CHECK_STR(rejected_n(text, strlen(text) + 1 + strlen(text + at + 2)), want);
+	static const struct {
+		char byte;
+		const char *what;
+	} refused[] = {{'\0', "a NUL byte in JSON text"},
+		       {'\v', "invalid JSON: control character U+000B"},
+		       {'\f', "invalid JSON: control character U+000C"}};
+	char text[48], want[96];
+	const size_t len = 41; /* "[", 38 spaces, "1]": five words and a byte */
+
+	for (size_t k = 0; k < SG_ARRAY_SIZE(refused); k++) {
+		for (size_t at = 1; at < len - 2; at++) {
+			snprintf(text, sizeof(text), "[%*s1]", 38, "");
+			text[at] = refused[k].byte;
+			snprintf(want, sizeof(want), "t.json:1:%zu: %s", at + 1, refused[k].what);
+			CHECK_CONTAINS(rejected_n(text, len), want);
+		}
 	}
+	snprintf(text, sizeof(text), "[%*s1]", 38, "");
+	text[5] = '\f';
+	text[30] = '\0'; /* a NUL after it is told first */
+	CHECK_CONTAINS(rejected_n(text, len), "t.json:1:31: a NUL byte in JSON text");
 	static const char bom_then_vt[] = "\xef\xbb\xbf[1,        \v2]";
 	CHECK_CONTAINS(rejected(bom_then_vt), "t.json:1:1: invalid JSON: a byte order mark");
 }
