@@ -407,6 +407,17 @@ static void store_row(struct sg_compiled *c, size_t state, const uint32_t *row)
 		narrow[cl] = (uint16_t)row[cl];
 }
 
+void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uint32_t *out)
+{
+	if (c->wide) {
+		memcpy(out, (const uint32_t *)c->transitions + first, n * sizeof(*out));
+		return;
+	}
+	const uint16_t *narrow = (const uint16_t *)c->transitions + first;
+	for (size_t i = 0; i < n; i++)
+		out[i] = narrow[i];
+}
+
 /*
  * The table in 32-bit entries with room for @cap_rows rows, for a state
  * number 16 bits cannot hold: the @rows rows so far (made of smaller
@@ -415,11 +426,9 @@ static void store_row(struct sg_compiled *c, size_t state, const uint32_t *row)
  */
 static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
 {
-	const uint16_t *narrow = c->transitions;
 	uint32_t *wide = sg_xrealloc(NULL, cap_rows * c->config.n_classes, sizeof(*wide));
 
-	for (size_t i = 0; i < rows * c->config.n_classes; i++)
-		wide[i] = narrow[i];
+	sg_dfa_next_states(c, 0, rows * c->config.n_classes, wide);
 	sg_spare_put(c->transitions);
 	c->transitions = wide;
 	c->wide = true;

@@ -85,6 +85,9 @@ static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, ui
 		       : ((const uint16_t *)c->transitions)[i];
 }
 
+/* @n next states from entry @first on (state * n_classes + class), as 32-bit entries at @out. */
+void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uint32_t *out);
+
 /* Limits that keep the tables (and kernel memory) bounded; exceeding them is input error. */
 #define SG_MAX_RULES	  65536
 #define SG_MAX_DFA_STATES 262144

@@ -19,6 +19,7 @@
 
 #include "confine.h"
 #include "program.h" /* sg_injected_fault */
+#include "util.h"
 
 /* One outer-map update, as a thread of the placer makes it. */
 struct update {
@@ -289,7 +290,7 @@ static double seconds_since(const struct timespec *start)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+	return sg_seconds_between(start, &now);
 }
 
 /*

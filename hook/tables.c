@@ -226,18 +226,6 @@ struct dfa_cursor {
 	uint32_t col;
 };
 
-/* @n next states of @c from entry @i on, as the program's 32-bit entries. */
-static void copy_next_states(const struct sg_compiled *c, size_t i, size_t n, uint32_t *out)
-{
-	if (c->wide) {
-		memcpy(out, (const uint32_t *)c->transitions + i, n * sizeof(*out));
-		return;
-	}
-	const uint16_t *narrow = (const uint16_t *)c->transitions + i;
-	for (size_t k = 0; k < n; k++)
-		out[k] = narrow[k];
-}
-
 /*
  * The DFA as the program reads it: each state's row of next states, then
  * what it accepts; the rows end to end, SG_DFA_PER_ELEMENT entries to an
@@ -258,7 +246,7 @@ static void dfa_elements_at(size_t first, size_t count, char *dst, size_t stride
 		size_t take = 1;
 		if (cur->col < classes) {
 			take = classes - cur->col < left ? classes - cur->col : left;
-			copy_next_states(c, cur->state * classes + cur->col, take, entries);
+			sg_dfa_next_states(c, cur->state * classes + cur->col, take, entries);
 		} else {
 			*entries = c->accept[cur->state];
 		}

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define MAX_MARKS 16
 
 static struct {
@@ -21,7 +23,7 @@ static struct {
 
 static double ms_between(const struct timespec *a, const struct timespec *b)
 {
-	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+	return sg_seconds_between(a, b) * 1e3;
 }
 
 static void report(void)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -50,6 +51,12 @@ static inline uint64_t sg_bytes_equal(uint64_t w, unsigned char byte)
 	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t x = w ^ (ones * byte);
 	return (x - ones) & ~x & (ones << 7);
+}
+
+/* Seconds from @a to @b (CLOCK_MONOTONIC readings). */
+static inline double sg_seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
 /* Hands ownership out of a cleanup variable. */
