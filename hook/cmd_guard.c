@@ -365,8 +365,7 @@ int sg_cmd_status(int argc, char **argv)
 				fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
 			continue;
 		}
-		if (!container ||
-		    strncmp(st.meta.container_id, container, strlen(container)) == 0) {
+		if (!container || sg_guard_meta_id_starts(&st.meta, container)) {
 			if (json)
 				print_guard_json(de->d_name, &st, shown == 0);
 			else
@@ -417,20 +416,18 @@ int sg_cmd_gc(int argc, char **argv)
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int status = SG_EXIT_OK;
 	for (struct dirent *de; dir && (de = readdir(dir));) {
-		struct sg_guard_status st;
 		struct sg_err err = {0};
 
 		/* A staging directory of a hook still running is neither orphan nor an entry. */
 		bool orphan = sg_is_orphan_staging(de->d_name);
 		if (!orphan && !sg_guard_is_entry(de->d_name))
 			continue;
-		if (!orphan && sg_guard_read(de->d_name, &st, &err) == 0) {
-			bool alive = st.link_alive;
-			sg_guard_status_free(&st);
-			if (alive)
-				continue;
-		}
-		if (sg_guard_remove_entry(de->d_name, &err) < 0) {
+		/* Whoever made it, a guard whose link still enforces stays. */
+		if (!orphan && sg_guard_link_alive(de->d_name))
+			continue;
+		int r = orphan ? sg_guard_remove_staging(de->d_name, &err)
+			       : sg_guard_remove_entry(de->d_name, &err);
+		if (r < 0) {
 			fprintf(stderr, "sysctl-guard: %s\n", err.msg);
 			status = SG_EXIT_SYSTEM;
 		} else {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -220,6 +221,14 @@ static uint32_t link_prog_id(int link_fd)
 	return bpf_obj_get_info_by_fd(link_fd, &info, &len) == 0 ? info.prog_id : 0;
 }
 
+/* The cgroup a sysctl link is attached to; 0 once it is detached (or its cgroup is gone). */
+static uint64_t link_cgroup_id(int link_fd)
+{
+	struct bpf_link_info info = {};
+	uint32_t len = sizeof(info);
+	return bpf_obj_get_info_by_fd(link_fd, &info, &len) == 0 ? info.cgroup.cgroup_id : 0;
+}
+
 static uint32_t prog_id(int prog_fd)
 {
 	struct bpf_prog_info info = {};
@@ -230,11 +239,14 @@ static uint32_t prog_id(int prog_fd)
 /*
  * The link of the new guard. A guard replaced by one of the same program
  * keeps its link (the cgroup's storage then names the new policy); one of
- * another build of the program gets a new link next to the old one.
+ * another build of the program gets a new link next to the old one, and so
+ * does one whose link was detached behind its back (its storage went with it).
  */
-static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, bool *reused)
+static int make_link(const struct sg_program *prog, int cg_fd, uint64_t cgid, int old_link_fd,
+		     bool *reused)
 {
-	*reused = old_link_fd >= 0 && link_prog_id(old_link_fd) == prog_id(prog->prog_fd);
+	*reused = old_link_fd >= 0 && link_prog_id(old_link_fd) == prog_id(prog->prog_fd) &&
+		  link_cgroup_id(old_link_fd) == cgid;
 	if (*reused) {
 		int fd = dup(old_link_fd);
 		return fd < 0 ? -errno : fd;
@@ -285,6 +297,8 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 	return r;
 }
 
+static int gc_locked(unsigned min_age_s, bool preloaded, bool programs);
+
 /* The node's program and the policy's tables, under the pins lock held shared in *lock_fd. */
 static int get_program_and_tables(const struct sg_policy_request *policy, struct sg_program *prog,
 				  struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
@@ -308,9 +322,13 @@ static int get_program_and_tables(const struct sg_policy_request *policy, struct
 				description, err);
 	if (r != -ENOSPC)
 		return r;
-	/* Every slot is taken: free those of policies no guard uses, and try once more. */
+	/*
+	 * Every slot is taken: free those of policies no guard uses, and try
+	 * once more. Not the programs: this one may hold no policy then, and
+	 * unpinned, the next hook would load it again.
+	 */
 	close(*lock_fd);
-	sg_guard_gc_policies(SG_GC_MIN_AGE, false);
+	gc_locked(SG_GC_MIN_AGE, false, false);
 	*lock_fd = sg_pins_lock(false);
 	if (*lock_fd < 0)
 		return r;
@@ -357,10 +375,14 @@ static void attach_close(struct attach *a)
 		close(a->old_link_fd);
 }
 
-/* The guard's directory, aside, with its meta. */
+/*
+ * The guard's directory, aside, with its meta. One of the same name is left
+ * by a killed hook of this pid: unpinned, never detached, as its link may be
+ * the one its cgroup's guard still uses (sg_guard_remove_staging).
+ */
 static int stage(struct attach *a, const struct sg_guard_meta *meta, struct sg_err *err)
 {
-	remove_pins(a->staging, true);
+	remove_pins(a->staging, false);
 	if (mkdir(a->staging, 0700) < 0)
 		return sg_system_error(err, errno, "cannot create %s: %s", a->staging,
 				       strerror(errno));
@@ -380,12 +402,15 @@ static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
 		   const struct sg_guard_meta *meta, const struct sg_tables *tables,
 		   const struct sg_guard_options *o, struct sg_err *err)
 {
-	a->link_fd = make_link(prog, cg_fd, a->old_link_fd, &a->reused);
+	a->link_fd = make_link(prog, cg_fd, a->cgid, a->old_link_fd, &a->reused);
 	if (a->link_fd < 0)
 		return sg_system_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
 				       a->cgroup_dir, strerror(-a->link_fd));
 	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
 	int r = set_storage(prog, meta, tables, o);
+	/* kill_after_storage: killed here, a hook leaves the storage ahead of the meta (gc) */
+	if (r == 0 && sg_injected_fault("kill_after_storage"))
+		kill(getpid(), SIGKILL);
 	if (r == 0 && o->container_id)
 		r = index_container(o->container_id, a->entry, &a->indexed);
 	if (r < 0)
@@ -426,6 +451,18 @@ static void undo(struct attach *a, const struct sg_program *prog, const struct s
 	remove_pins(a->staging, false);
 }
 
+/*
+ * One change at a time per cgroup: two attaches side by side could leave its
+ * storage naming one's policy and its meta the other's. Released with @cg_fd.
+ */
+static int lock_cgroup(int cg_fd, const char *cgroup_dir, struct sg_err *err)
+{
+	if (flock(cg_fd, LOCK_EX) < 0)
+		return sg_system_error(err, errno, "cannot lock cgroup %s: %s", cgroup_dir,
+				       strerror(errno));
+	return 0;
+}
+
 int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *policy,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
@@ -441,6 +478,8 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 		 options->description ? options->description : "");
 	sg_program_init(&prog);
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
+	if (r == 0)
+		r = lock_cgroup(cg_fd, cgroup_dir, err);
 	if (r == 0)
 		r = get_program_and_tables(policy, &prog, &tables, description, &lock_fd, err);
 	sg_timing_mark("tables");
@@ -523,6 +562,17 @@ int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_er
 	return 0;
 }
 
+int sg_guard_remove_staging(const char *name, struct sg_err *err)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, name);
+	int r = sg_unpin_dir(dir);
+	if (r < 0)
+		return sg_system_error(err, -r, "cannot remove %s: %s", dir, strerror(-r));
+	return 0;
+}
+
 int sg_guard_remove_entry(const char *entry, struct sg_err *err)
 {
 	struct sg_guard_meta meta;
@@ -555,6 +605,8 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	struct stat st;
 
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
+	if (r == 0)
+		r = lock_cgroup(cg_fd, cgroup_dir, err);
 	if (r < 0)
 		return r;
 	sg_guard_entry_name(cgid, entry);
@@ -565,13 +617,25 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	return sg_guard_remove_entry(entry, err);
 }
 
+bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefix)
+{
+	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(prefix);
+	return strncmp(meta->container_id, prefix, len < kept ? len : kept) == 0;
+}
+
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)
 {
 	struct sg_err ignored = {0};
 
-	/* The link says where to look; the guard's own meta says whether it is this container's. */
+	/*
+	 * The link says where to look; the guard's own meta says whether it is
+	 * this container's: as far as it holds the id, the link's name (the
+	 * whole id) the rest.
+	 */
+	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(id);
 	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
-	    strcmp(meta->container_id, id) == 0)
+	    sg_guard_meta_id_starts(meta, id) &&
+	    strlen(meta->container_id) == (len < kept ? len : kept))
 		return 0;
 	return -ENOENT;
 }
@@ -613,7 +677,7 @@ int sg_guard_find_container(const char *id, char entry[32])
 		if (!sg_guard_is_entry(de->d_name) ||
 		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
 			continue;
-		if (meta.container_id[0] && strncmp(meta.container_id, id, strlen(id)) == 0) {
+		if (meta.container_id[0] && sg_guard_meta_id_starts(&meta, id)) {
 			snprintf(entry, 32, "%s", de->d_name);
 			found = 0;
 		}
@@ -638,7 +702,7 @@ static void read_totals(const char *program_key, uint64_t cgid, struct sg_guard_
 	_cleanup_close_ int fd = sg_program_open_map(program_key, "guard");
 
 	storage_key(cgid, &key);
-	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &storage) < 0)
+	if (fd < 0 || sg_map_lookup_sized(fd, &key, sizeof(key), &storage, sizeof(storage)) < 0)
 		return;
 	memcpy(out->totals, storage.verdicts, sizeof(out->totals));
 	out->events_dropped = storage.events_dropped;
@@ -672,7 +736,8 @@ static void read_counters(const char *policy_key, struct sg_guard_status *out)
 	uint32_t len = sizeof(info);
 	_cleanup_close_ int fd = sg_tables_open_map(policy_key, "counters");
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0 ||
+	    info.value_size != sizeof(uint64_t))
 		return;
 	out->n_rows = info.max_entries / SG_VERDICT_COUNT;
 	out->counters = sg_xcalloc(info.max_entries, sizeof(uint64_t));
@@ -702,6 +767,16 @@ static void read_link(const char *dir, struct sg_guard_status *out)
 	out->link_alive = info.cgroup.cgroup_id != 0;
 }
 
+bool sg_guard_link_alive(const char *entry)
+{
+	char dir[PATH_MAX];
+	struct sg_guard_status st = {0};
+
+	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
+	read_link(dir, &st);
+	return st.link_alive;
+}
+
 bool sg_guard_is_entry(const char *name)
 {
 	return name[0] >= '0' && name[0] <= '9';
@@ -725,7 +800,8 @@ int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_
 	if (fd < 0)
 		return sg_system_error(err, errno, "cannot read the guard pinned at %s: %s", dir,
 				       strerror(errno));
-	if (bpf_map_lookup_elem(fd, &zero, meta) < 0 || meta->format != SG_META_FORMAT)
+	if (sg_map_lookup_sized(fd, &zero, sizeof(zero), meta, sizeof(*meta)) < 0 ||
+	    meta->format != SG_META_FORMAT)
 		return sg_system_error(err, EPROTO, "%s/meta: not a guard of this version", dir);
 	meta->policy_key[SG_KEY_LEN - 1] = '\0';
 	meta->program_key[SG_KEY_LEN - 1] = '\0';
@@ -773,24 +849,91 @@ static size_t linked_programs(uint32_t **ids)
 	return n;
 }
 
-/* The policy keys the guards pinned on this node name. */
-static size_t used_policies(char (**keys)[SG_KEY_LEN])
+static void add_key(char (**keys)[SG_KEY_LEN], size_t *n, const char *key)
+{
+	*keys = sg_xrealloc(*keys, *n + 1, SG_KEY_LEN);
+	snprintf((*keys)[(*n)++], SG_KEY_LEN, "%s", key);
+}
+
+/*
+ * The policies the cgroups' storage of program @key names, where a guard's
+ * link still enforces: what its guards use, whatever their metas say (a hook
+ * killed between writing the storage and renaming the new meta into place
+ * leaves the two apart). A cgroup keeps its storage after a detach, until
+ * it is removed: that storage names nothing in use.
+ */
+static void add_if_enforced(const struct sg_program *prog, const struct bpf_cgroup_storage_key *at,
+			    char (**keys)[SG_KEY_LEN], size_t *n)
+{
+	struct sg_guard_storage storage;
+	char holder[SG_KEY_LEN], entry[32];
+
+	sg_guard_entry_name(at->cgroup_inode_id, entry);
+	if (!sg_guard_link_alive(entry) || bpf_map_lookup_elem(prog->guard_fd, at, &storage) < 0 ||
+	    storage.slot == 0 || bpf_map_lookup_elem(prog->slots_fd, &storage.slot, holder) < 0)
+		return;
+	holder[SG_KEY_LEN - 1] = '\0';
+	add_key(keys, n, holder);
+}
+
+static void add_enforced_policies(const char *key, char (**keys)[SG_KEY_LEN], size_t *n)
+{
+	struct bpf_cgroup_storage_key at, next;
+	struct sg_program prog;
+
+	/* Opened, its maps have this build's shapes (sg_program_open). */
+	if (sg_program_open(key, &prog) < 0)
+		return;
+	if (sg_program_open_slots(&prog) == 0)
+		for (int r = bpf_map_get_next_key(prog.guard_fd, NULL, &next); r == 0;
+		     r = bpf_map_get_next_key(prog.guard_fd, &at, &next)) {
+			at = next;
+			add_if_enforced(&prog, &at, keys, n);
+		}
+	sg_program_close(&prog);
+}
+
+/* What every program's guards enforce (add_enforced_policies). */
+static void add_all_enforced_policies(char (**keys)[SG_KEY_LEN], size_t *n)
+{
+	DIR *dir = opendir(SG_PROGRAM_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));)
+		if (de->d_name[0] != '.' && !sg_is_orphan_staging(de->d_name))
+			add_enforced_policies(de->d_name, keys, n);
+	if (dir)
+		closedir(dir);
+}
+
+/*
+ * The policy keys the guards pinned on this node name, and those their
+ * cgroups' storage names (add_enforced_policies). *@unknown: guards
+ * whose meta another version of sysctl-guard wrote (or that cannot be read
+ * now), whose links still enforce: which policies they use is not known.
+ */
+static size_t used_policies(char (**keys)[SG_KEY_LEN], size_t *unknown)
 {
 	DIR *dir = opendir(SG_PIN_ROOT);
 	size_t n = 0;
 
 	*keys = NULL;
+	*unknown = 0;
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_guard_meta meta;
-		struct sg_err ignored = {0};
-		if (!sg_guard_is_entry(de->d_name) ||
-		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
+		struct sg_err err = {0};
+		if (!sg_guard_is_entry(de->d_name))
 			continue;
-		*keys = sg_xrealloc(*keys, n + 1, SG_KEY_LEN);
-		memcpy((*keys)[n++], meta.policy_key, SG_KEY_LEN);
+		if (sg_guard_read_meta(de->d_name, &meta, &err) < 0) {
+			/* Removed while we looked is no news. */
+			if (err.code != ENOENT && sg_guard_link_alive(de->d_name))
+				(*unknown)++;
+			continue;
+		}
+		add_key(keys, &n, meta.policy_key);
 	}
 	if (dir)
 		closedir(dir);
+	add_all_enforced_policies(keys, &n);
 	return n;
 }
 
@@ -821,8 +964,14 @@ static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 {
 	_cleanup_free_ char(*used)[SG_KEY_LEN] = NULL;
 	_cleanup_free_ char(*unused)[SG_KEY_LEN] = NULL;
-	size_t n_used = used_policies(&used), n_unused = 0;
+	size_t unknown, n_used = used_policies(&used, &unknown), n_unused = 0;
 	DIR *dir = opendir(SG_POLICY_ROOT);
+
+	/* Any policy may be one of theirs: none is freed while they enforce. */
+	if (unknown > 0)
+		sg_info("kept every policy: %zu guard%s on this node came from another version "
+			"of sysctl-guard, which may use any of them",
+			unknown, sg_plural(unknown));
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		char path[PATH_MAX];
@@ -832,7 +981,7 @@ static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 			sg_unpin_dir(path);
 			continue;
 		}
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
+		if (unknown > 0 || de->d_name[0] == '.' || strlen(de->d_name) >= SG_KEY_LEN)
 			continue;
 		if (!is_old_enough(path, min_age_s) || (!preloaded && kept_by_mark(de->d_name)))
 			continue;
@@ -911,7 +1060,7 @@ static void gc_inputs(void)
 		closedir(dir);
 }
 
-int sg_guard_gc_policies(unsigned min_age_s, bool preloaded)
+static int gc_locked(unsigned min_age_s, bool preloaded, bool programs)
 {
 	int lock_fd = sg_pins_lock(true);
 	if (lock_fd < 0)
@@ -919,7 +1068,13 @@ int sg_guard_gc_policies(unsigned min_age_s, bool preloaded)
 	int removed = gc_unused_policies(min_age_s, preloaded);
 	if (removed > 0)
 		gc_inputs();
-	gc_unused_programs(min_age_s);
+	if (programs)
+		gc_unused_programs(min_age_s);
 	close(lock_fd);
 	return removed;
+}
+
+int sg_guard_gc_policies(unsigned min_age_s, bool preloaded)
+{
+	return gc_locked(min_age_s, preloaded, true);
 }

@@ -103,8 +103,23 @@ int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_er
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);
 
-/* Detaches and unpins the guard pinned at SG_PIN_ROOT/@entry (a cgroup id or staging dir). */
+/* Detaches and unpins the guard pinned at SG_PIN_ROOT/@entry (a cgroup id). */
 int sg_guard_remove_entry(const char *entry, struct sg_err *err);
+
+/*
+ * Unpins the staging directory SG_PIN_ROOT/@name of a killed hook, never
+ * detaching: its link may be the one its cgroup's guard kept (a guard
+ * replaced by one of the same program), and a link of its own goes with
+ * its last pin anyway.
+ */
+int sg_guard_remove_staging(const char *name, struct sg_err *err);
+
+/*
+ * Whether the link pinned at SG_PIN_ROOT/@entry is still attached to its
+ * cgroup. Read from the link alone: a guard another version of sysctl-guard
+ * made, whose meta this one cannot read, still counts.
+ */
+bool sg_guard_link_alive(const char *entry);
 
 /* The same for a guard whose @meta the caller has read already (NULL: none to read). */
 int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta,
@@ -130,6 +145,12 @@ bool sg_guard_is_entry(const char *name);
  * One of a hook that still runs is not ours to take.
  */
 bool sg_is_orphan_staging(const char *name);
+
+/*
+ * Whether the container id in @meta starts with @prefix. A meta keeps the
+ * first 71 characters of an id; a longer @prefix is compared that far.
+ */
+bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefix);
 
 /* Reads only the meta of the guard pinned at SG_PIN_ROOT/@entry: who it is for. */
 int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err);

@@ -86,6 +86,11 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 	if (fd < 0)
 		return sg_system_error(err, errno, "cannot open the record of cgroup %s: %s", entry,
 				       strerror(errno));
+	if (!sg_map_shape_is(fd, sizeof(next), sizeof(uint64_t)))
+		return sg_system_error(err, EPROTO,
+				       "the record of cgroup %s was made by another version of "
+				       "sysctl-guard: learn with that version",
+				       entry);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;

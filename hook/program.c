@@ -315,6 +315,21 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	return 0;
 }
 
+bool sg_map_shape_is(int fd, size_t key_size, size_t value_size)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.key_size == key_size &&
+	       info.value_size == value_size;
+}
+
+int sg_map_lookup_sized(int fd, const void *key, size_t key_size, void *value, size_t value_size)
+{
+	if (!sg_map_shape_is(fd, key_size, value_size))
+		return -EPROTO;
+	return bpf_map_lookup_elem(fd, key, value) < 0 ? -errno : 0;
+}
+
 int sg_program_open_map(const char *key, const char *name)
 {
 	char path[PATH_MAX];
@@ -340,9 +355,13 @@ int sg_program_open(const char *key, struct sg_program *p)
 	p->prog_fd = sg_program_open_map(key, "prog");
 	p->guard_fd = sg_program_open_map(key, "guard");
 	_cleanup_close_ int secret_fd = sg_program_open_map(key, "secret");
+	/* Another build's program may keep other values in its guards' storage. */
 	if (p->prog_fd >= 0 && p->guard_fd >= 0 &&
+	    sg_map_shape_is(p->guard_fd, sizeof(struct bpf_cgroup_storage_key),
+			    sizeof(struct sg_guard_storage)) &&
 	    bpf_obj_get_info_by_fd(p->prog_fd, &info, &len) == 0 &&
-	    bpf_map_lookup_elem(secret_fd, &zero, p->secret) == 0) {
+	    sg_map_lookup_sized(secret_fd, &zero, sizeof(zero), p->secret, sizeof(p->secret)) ==
+		0) {
 		p->id = info.id;
 		return 0;
 	}
@@ -354,7 +373,7 @@ int sg_program_open_slots(struct sg_program *p)
 {
 	if (p->slots_fd < 0)
 		p->slots_fd = sg_program_open_map(p->key, "slots");
-	bool all = p->slots_fd >= 0;
+	bool all = p->slots_fd >= 0 && sg_map_shape_is(p->slots_fd, sizeof(uint32_t), SG_KEY_LEN);
 	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
 		if (p->outer_fds[i] < 0)
 			p->outer_fds[i] = sg_program_open_map(p->key, sg_table_names[i]);

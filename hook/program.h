@@ -119,7 +119,9 @@ int sg_pins_lock(bool exclusive);
  * together at every size would, "placer" starts no placer (placer.h),
  * so that the hook makes the outer-map updates itself, waits included, and
  * "placer_stall" keeps the placer from placing for a second while the hook
- * waits 0.2 s for it, so that it is killed before its slot is released. It
+ * waits 0.2 s for it, so that it is killed before its slot is released, and
+ * "kill_after_storage" kills an attach once the cgroup's storage names the
+ * new policy, before its meta does, as a runtime's timeout could. It
  * can only make the hook fail or slower, deny what a rewrite or clamp rule
  * would have changed, or parse again: it fails closed. Returns -EIO for a
  * chosen step.
@@ -140,5 +142,15 @@ int sg_events_open(struct sg_err *err);
  */
 int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, uint32_t value_size,
 		  uint32_t max_entries, uint32_t flags);
+
+/*
+ * Whether map @fd has keys and values of these sizes. A map pinned by
+ * another build of sysctl-guard (a node mid-upgrade, or rolled back) may
+ * hold larger ones, which the kernel would copy past the end of ours.
+ */
+bool sg_map_shape_is(int fd, size_t key_size, size_t value_size);
+
+/* bpf_map_lookup_elem, once the sizes are checked: 0, -errno, or -EPROTO for another shape. */
+int sg_map_lookup_sized(int fd, const void *key, size_t key_size, void *value, size_t value_size);
 
 #endif

@@ -801,8 +801,9 @@ int sg_tables_read_info(const char *key, struct sg_policy_info *info)
 	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_lookup_elem(fd, &zero, info) < 0)
-		return -errno;
+	int r = sg_map_lookup_sized(fd, &zero, sizeof(zero), info, sizeof(*info));
+	if (r < 0)
+		return r;
 	if (info->format != SG_POLICY_INFO_FORMAT || info->slot == 0)
 		return -EPROTO;
 	info->program_key[SG_KEY_LEN - 1] = '\0';
@@ -983,7 +984,7 @@ int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest, str
 	struct sg_inputs_entry entry;
 	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
 
-	if (fd < 0 || bpf_map_lookup_elem(fd, &digest, &entry) < 0)
+	if (fd < 0 || sg_map_lookup_sized(fd, &digest, sizeof(digest), &entry, sizeof(entry)) < 0)
 		return -ENOENT;
 	entry.policy_key[SG_KEY_LEN - 1] = '\0';
 	entry.description[SG_DESCRIPTION_LEN - 1] = '\0';
@@ -1017,8 +1018,11 @@ void sg_tables_forget_inputs_of_removed(const struct sg_program *prog)
 	struct sg_inputs_entry entry;
 	size_t n = 0;
 
+	/* Another build's record may hold other entries: this one's only. */
+	if (fd < 0 || !sg_map_shape_is(fd, sizeof(*digests), sizeof(entry)))
+		return;
 	/* Keys first: deleting while walking would restart the walk. */
-	while (fd >= 0 && n < SG_MAX_INPUTS &&
+	while (n < SG_MAX_INPUTS &&
 	       bpf_map_get_next_key(fd, n ? &digests[n - 1] : NULL, &digests[n]) == 0)
 		n++;
 	for (size_t i = 0; i < n; i++) {

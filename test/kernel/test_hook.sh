@@ -26,6 +26,16 @@ expect "createRuntime indexes the guard by container id" "EPERM ../$(stat -c %i 
 expect "poststop removes the guard and its index link" "ok gone" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state $DOTTED stopped 0 | \"$SG\" hook poststop; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x | tr '\n' ' '; [ -e $INDEX ] || [ -L $INDEX ] && echo left || echo gone"
 
+# An id longer than the 71 characters a guard's meta keeps (containerd's may
+# be): found by the whole id, in status and at poststop.
+LONG=hook-long-$$-$(printf 'x%.0s' $(seq 80))
+container "$LONG" "$RO"
+expect "createRuntime with a long container id guards" "EPERM" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state $LONG created $PID | \"$SG\" hook createRuntime; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+expect "status finds it by the whole id" "1" sh -c "\"$SG\" status --container $LONG --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+expect "poststop removes it" "0 ok" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state $LONG stopped 0 | \"$SG\" hook poststop; echo -n \"\$? \"; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+
 container hook-b "$RO"
 expect "prestart with a dead pid falls back to linux.cgroupsPath" "EPERM" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-b created 999999 | \"$SG\" hook prestart && \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"

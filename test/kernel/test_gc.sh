@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# gc takes only what no longer enforces: never a guard whose link still
+# enforces, whoever made it (another version of sysctl-guard, whose meta
+# this one cannot read, or whose pinned values are larger than ours), nor
+# the policies such a guard may use, nor the link a killed hook left
+# pinned in its staging directory while its cgroup's guard kept it.
+. "$(dirname "$0")/lib.sh"
+
+PINS=/sys/fs/bpf/sysctl-guard
+# Policies of this run only: gc must not find them shared with another test's guards.
+POLICY=$(policy gc "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.sg_gc_$$_$RANDOM\", \"access\": \"none\" }, { \"name\": \"kernel.domainname\", \"access\": \"read\" }] }")
+OTHER=$(policy other "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.sg_gc_other_$$_$RANDOM\", \"access\": \"none\" }] }")
+write_in() { io "$1" --uts write kernel/domainname x; }
+key_of() { "$SG" status --cgroup "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
+pinned() { [ -e "$1" ] && echo yes || echo no; }
+# gc_then_write, detach_then_write CGROUP, attach_then_write CGROUP POLICY:
+# the command's exit status, then what a write in the cgroup got;
+# pinned_and_write CGROUP: whether its guard's link is pinned, then the same
+gc_then_write() { "$SG" gc --min-age 0 >/dev/null 2>&1; echo "$? $(write_in "$1")"; }
+detach_then_write() { "$SG" detach --cgroup "$1" >/dev/null 2>&1; echo "$? $(write_in "$1")"; }
+pinned_and_write() { echo "$(pinned "$PINS/$(stat -c %i "$1")/link") $(write_in "$1")"; }
+attach_then_write() { "$SG" attach --cgroup "$1" --policy "$2" >/dev/null 2>&1; echo "$? $(write_in "$1")"; }
+
+# replace_meta ENTRY VALUE_SIZE FORMAT: the guard's meta as another version
+# would have pinned it: VALUE_SIZE bytes whose first word is FORMAT.
+replace_meta() {
+	local meta=$PINS/$1/meta
+	rm -f "$meta"
+	bpftool map create "$meta" type array key 4 value "$2" entries 1 name meta || return 1
+	bpftool map update pinned "$meta" key 0 0 0 0 value $(printf '%d 0 0 0 ' "$3") \
+		$(for ((i = 4; i < $2; i++)); do printf '0 '; done) || return 1
+}
+
+# 1. A guard whose meta another version wrote (another format, the same size).
+new_cgroup OLD
+attach "$OLD" "$POLICY" || finish
+OLD_ID=$(stat -c %i "$OLD")
+OLD_KEY=$(key_of "$OLD")
+replace_meta "$OLD_ID" 512 999 || { echo "FAIL: cannot replace the meta"; finish; }
+expect "status says the guard is not this version's" "yes" sh -c \
+	"\"$SG\" status --cgroup \"$OLD\" 2>&1 | grep -q 'not a guard of this version' && echo yes"
+"$SG" gc --min-age 0 >/dev/null 2>"$TMPDIR_TEST/gc.err"
+expect "gc keeps another version's guard that still enforces" "yes EPERM" pinned_and_write "$OLD"
+expect "and every policy, as it cannot tell which that guard uses" "yes" pinned "$PINS/policies/$OLD_KEY"
+expect "and says so" "1" grep -c "kept every policy" "$TMPDIR_TEST/gc.err"
+
+# 2. A meta larger than ours (another build's struct grew): read without overrunning ours.
+replace_meta "$OLD_ID" 1024 999 || { echo "FAIL: cannot replace the meta"; finish; }
+expect "status of a guard with a larger meta: refused, no crash" "1 yes" sh -c \
+	"\"$SG\" status --cgroup \"$OLD\" >/dev/null 2>\"$TMPDIR_TEST/st.err\"; echo -n \"\$? \"; grep -q 'not a guard of this version' \"$TMPDIR_TEST/st.err\" && echo yes"
+expect "gc with a larger meta: exit 0, the guard kept" "0 EPERM" gc_then_write "$OLD"
+expect "detach removes it all the same" "0 ok" detach_then_write "$OLD"
+"$SG" gc --min-age 0 >/dev/null 2>&1
+expect "once it is gone, gc frees the policy" "no" pinned "$PINS/policies/$OLD_KEY"
+
+# 3. A hook killed right after replacing a guard of the same program: its
+# staging directory pins the link the cgroup's guard kept. gc removes the
+# directory and the guard still enforces.
+new_cgroup KEPT
+attach "$KEPT" "$POLICY" || finish
+attach "$KEPT" "$OTHER" || finish
+KEPT_ID=$(stat -c %i "$KEPT")
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+ORPHAN=$PINS/staging-$dead-$KEPT_ID
+mkdir "$ORPHAN"
+bpftool link pin pinned "$PINS/$KEPT_ID/link" "$ORPHAN/link" || echo "FAIL: cannot pin the link"
+"$SG" gc >/dev/null 2>&1
+expect "gc removes the killed hook's staging directory" "no" pinned "$ORPHAN"
+expect "and the guard whose link it pinned still enforces" "EPERM" write_in "$KEPT"
+expect "its link still attached" "1" sh -c "bpftool cgroup show \"$KEPT\" | grep -c sysctl"
+
+# 4. An attach killed after the cgroup's storage named its new policy and
+# before the new meta did: gc keeps the policy the cgroup enforces, though no
+# meta names it, and the cgroup goes on deciding by it.
+READS=$(policy reads "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.sg_gc_reads_$$_$RANDOM\", \"access\": \"none\" }] }")
+new_cgroup AHEAD
+new_cgroup HOLDER
+attach "$AHEAD" "$POLICY" || finish
+attach "$HOLDER" "$READS" || finish
+READS_KEY=$(key_of "$HOLDER")
+AHEAD_KEY=$(key_of "$AHEAD")
+SYSCTL_GUARD_FAULT=kill_after_storage "$SG" attach --cgroup "$AHEAD" --policy "$READS" >/dev/null 2>&1
+expect "the killed attach left the meta naming the old policy" "$AHEAD_KEY" key_of "$AHEAD"
+"$SG" detach --cgroup "$HOLDER" >/dev/null
+"$SG" gc --min-age 0 >/dev/null 2>&1
+expect "gc keeps the policy the cgroup's storage names" "yes" pinned "$PINS/policies/$READS_KEY"
+expect "and the cgroup still reads by it" "ok $(cat /proc/sys/kernel/ostype)" io "$AHEAD" read kernel/ostype
+
+# 5. A link detached behind the guard's back (its storage went with it) is
+# not reused: the next attach to that cgroup makes a new one, and enforces.
+new_cgroup LOST
+attach "$LOST" "$POLICY" || finish
+bpftool link detach pinned "$PINS/$(stat -c %i "$LOST")/link" || echo "FAIL: cannot detach the link"
+expect "a detached link: the cgroup is unguarded" "ok" write_in "$LOST"
+expect "attach again: exit 0, and it enforces" "0 EPERM" attach_then_write "$LOST" "$POLICY"
+
+# 6. Two attaches to one cgroup at once, again and again: each time, the
+# policy its guard names (status) is the one the cgroup enforces.
+OPEN=$(policy open "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.domainname\", \"access\": \"read-write\" }] }")
+new_cgroup RACE
+attach "$RACE" "$OPEN" || finish
+OPEN_KEY=$(key_of "$RACE")
+attach "$RACE" "$POLICY" || finish
+CLOSED_KEY=$(key_of "$RACE")
+disagreements() {
+	local n=0 key got
+	for i in $(seq 20); do
+		"$SG" attach --cgroup "$RACE" --policy "$OPEN" >/dev/null 2>&1 &
+		"$SG" attach --cgroup "$RACE" --policy "$POLICY" >/dev/null 2>&1 &
+		wait
+		key=$(key_of "$RACE")
+		got=$(write_in "$RACE")
+		{ [ "$key" = "$OPEN_KEY" ] && [ "$got" = ok ]; } ||
+			{ [ "$key" = "$CLOSED_KEY" ] && [ "$got" = EPERM ]; } || n=$((n + 1))
+	done
+	echo "$n"
+}
+expect "20 pairs of attaches at once: status and the cgroup agree every time" "0" disagreements
+finish
