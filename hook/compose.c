@@ -79,13 +79,20 @@ static const char *label_of(const char *label, const struct sg_policy *policy)
 	return policy->origin ? policy->origin : "policy";
 }
 
+/*
+ * Names the layers; the mode annotation after the last, and only where it
+ * changed one (compose): alone with a baseline, it can only make an audited
+ * one enforce.
+ */
 static char *describe(const struct sg_policy *baseline, const char *baseline_label,
 		      const struct sg_policy *annotation, const char *annotation_label,
 		      const enum sg_mode *mode_override)
 {
-	_cleanup_free_ char *mode = mode_override
-					? sg_xasprintf(" (mode %s)", sg_mode_name(*mode_override))
-					: sg_xstrdup("");
+	const bool applies =
+	    mode_override &&
+	    (annotation || (*mode_override == SG_MODE_ENFORCE && baseline->mode == SG_MODE_AUDIT));
+	_cleanup_free_ char *mode =
+	    applies ? sg_xasprintf(" (mode %s)", sg_mode_name(*mode_override)) : sg_xstrdup("");
 
 	if (baseline && annotation)
 		return sg_xasprintf("baseline %s + annotation %s%s",

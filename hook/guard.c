@@ -100,6 +100,20 @@ static void unindex_container(const char *id, const char *entry)
 		unlink(path);
 }
 
+bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefix)
+{
+	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(prefix);
+	return strncmp(meta->container_id, prefix, len < kept ? len : kept) == 0;
+}
+
+/* Whether @meta is container @id's: as far as it holds the id (71 characters). */
+static bool meta_names(const struct sg_guard_meta *meta, const char *id)
+{
+	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(id);
+	return sg_guard_meta_id_starts(meta, id) &&
+	       strlen(meta->container_id) == (len < kept ? len : kept);
+}
+
 /* Removes every pin of a guard directory and the directory; detaches when @detach. */
 static int remove_pins(const char *dir, bool detach)
 {
@@ -463,6 +477,40 @@ static int lock_cgroup(int cg_fd, const char *cgroup_dir, struct sg_err *err)
 	return 0;
 }
 
+/*
+ * A container's hook replaces only its own guard, or none: containers that
+ * share a cgroup (runc allows it) share its guard, and one's policy would
+ * replace the other's, which could widen it; the other's poststop would
+ * then leave the cgroup unguarded. A guard made by `attach` (no container)
+ * is the operator's, and stays too. `attach` itself replaces any guard.
+ */
+static int check_owner(uint64_t cgid, const char *cgroup_dir, const char *container_id,
+		       struct sg_err *err)
+{
+	struct sg_guard_meta meta;
+	struct sg_err ignored = {0};
+	char entry[32];
+
+	sg_guard_entry_name(cgid, entry);
+	if (!container_id || sg_guard_read_meta(entry, &meta, &ignored) < 0 ||
+	    !sg_guard_link_alive(entry))
+		return 0;
+	if (meta_names(&meta, container_id))
+		return 0;
+	if (!meta.container_id[0])
+		return sg_input_error(
+		    err,
+		    "cgroup %s is guarded by `sysctl-guard attach`; a container "
+		    "in it would replace that guard: detach it first, or give the "
+		    "container a cgroup of its own",
+		    cgroup_dir);
+	return sg_input_error(err,
+			      "cgroup %s is guarded for container %s; containers that share a "
+			      "cgroup share its guard, and this one's policy would replace that "
+			      "one's: give each container a cgroup of its own",
+			      cgroup_dir, meta.container_id);
+}
+
 int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *policy,
 		    const struct sg_guard_options *options, struct sg_guard_meta *meta,
 		    struct sg_err *err)
@@ -480,6 +528,8 @@ int sg_guard_attach(const char *cgroup_dir, const struct sg_policy_request *poli
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
 		r = lock_cgroup(cg_fd, cgroup_dir, err);
+	if (r == 0)
+		r = check_owner(cgid, cgroup_dir, options->container_id, err);
 	if (r == 0)
 		r = get_program_and_tables(policy, &prog, &tables, description, &lock_fd, err);
 	sg_timing_mark("tables");
@@ -617,12 +667,6 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	return sg_guard_remove_entry(entry, err);
 }
 
-bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefix)
-{
-	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(prefix);
-	return strncmp(meta->container_id, prefix, len < kept ? len : kept) == 0;
-}
-
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)
 {
 	struct sg_err ignored = {0};
@@ -632,10 +676,8 @@ int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guar
 	 * this container's: as far as it holds the id, the link's name (the
 	 * whole id) the rest.
 	 */
-	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(id);
 	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
-	    sg_guard_meta_id_starts(meta, id) &&
-	    strlen(meta->container_id) == (len < kept ? len : kept))
+	    meta_names(meta, id))
 		return 0;
 	return -ENOENT;
 }

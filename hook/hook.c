@@ -120,18 +120,35 @@ static bool wants_learning(const struct hook_ctx *h)
 	return learn && strcmp(learn, "true") == 0;
 }
 
-/* A container that can reach bpf(2) with CAP_SYS_ADMIN or CAP_BPF can detach its guard. */
+/*
+ * A container that can reach bpf(2) with CAP_SYS_ADMIN or CAP_BPF, or that
+ * sees the host's bpffs (unlinking its link's pin is enough), can detach its
+ * guard.
+ */
 static int check_tamper(const struct hook_ctx *h, struct sg_err *err)
 {
-	if (!h->oci.bpf_caps || !h->oci.seccomp_allows_bpf || h->config.tamper == SG_TAMPER_IGNORE)
+	char what[PATH_MAX + 160];
+	const char *fix;
+
+	if (h->config.tamper == SG_TAMPER_IGNORE)
 		return 0;
-	static const char what[] = "the container has CAP_SYS_ADMIN or CAP_BPF and its seccomp "
-				   "profile allows bpf(2): it could detach its own guard";
+	if (h->oci.bpf_caps && h->oci.seccomp_allows_bpf) {
+		snprintf(what, sizeof(what),
+			 "the container has CAP_SYS_ADMIN or CAP_BPF and its seccomp profile "
+			 "allows bpf(2): it could detach its own guard");
+		fix = "drop those capabilities or block bpf(2) in linux.seccomp";
+	} else if (h->oci.pins_mount) {
+		snprintf(what, sizeof(what),
+			 "the container mounts %s, which shows it the host's bpffs: removing "
+			 "its guard's pin would detach the guard",
+			 h->oci.pins_mount);
+		fix = "mount a directory of that bpffs away from " SG_PIN_ROOT ", or none";
+	} else {
+		return 0;
+	}
 	if (h->config.tamper == SG_TAMPER_REFUSE)
-		return sg_input_error(err,
-				      "%s; refusing to start it (tamper: refuse); drop those "
-				      "capabilities or block bpf(2) in linux.seccomp",
-				      what);
+		return sg_input_error(err, "%s; refusing to start it (tamper: refuse); %s", what,
+				      fix);
 	sg_warning("%s (tamper: warn)", what);
 	return 0;
 }

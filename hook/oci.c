@@ -126,6 +126,9 @@ int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct
 		return r;
 	const struct sg_json *process = sg_json_get(root, "process");
 	out->bpf_caps = sg_tamper_caps_allow_bpf(sg_json_get(process, "capabilities"));
+	const char *pins_mount = sg_tamper_mount_exposing_pins(sg_json_get(root, "mounts"));
+	if (pins_mount)
+		out->pins_mount = sg_xstrdup(pins_mount);
 	linux_obj = sg_json_get(root, "linux");
 	r = sg_tamper_seccomp_allows_bpf(sg_json_get(linux_obj, "seccomp"),
 					 &out->seccomp_allows_bpf);
@@ -161,6 +164,7 @@ void sg_oci_config_free(struct sg_oci_config *config)
 	}
 	free(config->sysctls);
 	free(config->cgroups_path);
+	free(config->pins_mount);
 	memset(config, 0, sizeof(*config));
 }
 

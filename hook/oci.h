@@ -44,6 +44,7 @@ struct sg_oci_config {
 	char *cgroups_path;	 /* linux.cgroupsPath or NULL */
 	bool bpf_caps;		 /* process.capabilities has CAP_SYS_ADMIN or CAP_BPF */
 	bool seccomp_allows_bpf; /* linux.seccomp (or its absence) lets bpf(2) through */
+	char *pins_mount;	 /* the source of a mount that shows the host's pins, or NULL */
 };
 
 /* Parses the state JSON ("bundle", or the older "bundlePath"). Errors name "state". */

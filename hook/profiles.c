@@ -12,8 +12,9 @@
 #include "err.h"
 #include "util.h"
 
-/* A profile is a policy: a few KiB at most. The bound keeps a stray file from eating memory. */
-#define SG_PROFILE_MAX_BYTES (1u << 20)
+/* A profile is a policy, with a policy's bound (README, Limits): `check` takes what the hook takes.
+ */
+#define SG_PROFILE_MAX_BYTES (4u << 20)
 #define SG_PROFILE_NAME_MAX  64
 
 /* Generated from the files in hook/profiles by hook/profiles/embed.py; ends with a NULL name. */

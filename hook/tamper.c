@@ -3,32 +3,49 @@
  * Can the container reach bpf(2) with a capability that lets it detach its
  * guard? The capability sets come from process.capabilities. The seccomp
  * profile is built into a real filter with libseccomp, and the filter is run
- * on the seccomp data of a bpf(2) call, so the answer is the kernel's.
+ * on the seccomp data of a bpf(2) call, so the answer is the kernel's. Can
+ * it see the host's pins, where unlinking a guard's link detaches it? Its
+ * bind mounts are resolved on the host, where the hook runs.
  */
 #include "tamper.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <seccomp.h>
 
+#include "program.h"
 #include "util.h"
 
-static bool has_cap(const struct sg_json *caps, const char *set, const char *name)
+/* A capability as runc writes it, as crun also takes it (libcap's spelling, any case), or its
+ * number. */
+static bool names_cap(const char *text, const char *name, int number)
+{
+	char digits[16];
+	snprintf(digits, sizeof(digits), "%d", number);
+	return strcasecmp(text, name) == 0 || strcmp(text, digits) == 0;
+}
+
+static bool has_cap(const struct sg_json *caps, const char *set, const char *name, int number)
 {
 	const struct sg_json *list = sg_json_get(caps, set);
 	if (!list || list->type != SG_JSON_ARRAY)
 		return false;
 	for (size_t i = 0; i < list->array.len; i++)
 		if (list->array.items[i]->type == SG_JSON_STRING &&
-		    strcmp(list->array.items[i]->string.text, name) == 0)
+		    names_cap(list->array.items[i]->string.text, name, number))
 			return true;
 	return false;
 }
@@ -39,10 +56,64 @@ bool sg_tamper_caps_allow_bpf(const struct sg_json *capabilities)
 	static const char *const sets[] = {"bounding", "effective", "permitted", "inheritable",
 					   "ambient"};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(sets); i++)
-		if (has_cap(capabilities, sets[i], "CAP_SYS_ADMIN") ||
-		    has_cap(capabilities, sets[i], "CAP_BPF"))
+		if (has_cap(capabilities, sets[i], "CAP_SYS_ADMIN", CAP_SYS_ADMIN) ||
+		    has_cap(capabilities, sets[i], "CAP_BPF", CAP_BPF))
 			return true;
 	return false;
+}
+
+/* Whether @path is @dir or lies under it (both resolved). */
+static bool is_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool has_option(const struct sg_json *mount, const char *option)
+{
+	const struct sg_json *options = sg_json_get(mount, "options");
+	for (size_t i = 0; options && options->type == SG_JSON_ARRAY && i < options->array.len; i++)
+		if (options->array.items[i]->type == SG_JSON_STRING &&
+		    strcmp(options->array.items[i]->string.text, option) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the bind of @mount shows the pins at @pins (resolved; @pins_dev its filesystem). */
+static bool bind_exposes(const struct sg_json *mount, const char *pins, dev_t pins_dev)
+{
+	const char *type = sg_json_get_string(mount, "type");
+	const char *source = sg_json_get_string(mount, "source");
+	const bool rbind = has_option(mount, "rbind");
+	char resolved[PATH_MAX];
+	struct stat st;
+
+	if (!source || !(rbind || has_option(mount, "bind") || (type && strcmp(type, "bind") == 0)))
+		return false;
+	if (!realpath(source, resolved) || stat(resolved, &st) < 0)
+		return false; /* the runtime cannot bind it either */
+	if (is_within(resolved, pins))
+		return true;
+	/* Above the pins: on their bpffs, a bind shows them; above that bpffs, an rbind. */
+	return is_within(pins, resolved) && (st.st_dev == pins_dev || rbind);
+}
+
+const char *sg_tamper_mount_exposing_pins(const struct sg_json *mounts)
+{
+	char pins[PATH_MAX];
+	struct stat st;
+
+	if (!mounts || mounts->type != SG_JSON_ARRAY || !realpath(SG_PIN_ROOT, pins) ||
+	    stat(pins, &st) < 0)
+		return NULL;
+	for (size_t i = 0; i < mounts->array.len; i++) {
+		const struct sg_json *mount = mounts->array.items[i];
+		if (mount->type == SG_JSON_OBJECT && bind_exposes(mount, pins, st.st_dev))
+			return sg_json_get_string(mount, "source");
+	}
+	return NULL;
 }
 
 /* OCI action names -> libseccomp actions; NULL when unknown. */

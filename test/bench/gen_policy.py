@@ -104,7 +104,7 @@ def main():
     n, out = int(args[0]), args[1]
     policy = build(n, only, nonce)
     assert len(policy["rules"]) == n, (n, len(policy["rules"]))
-    # one rule per line, as people keep large policies (and under the 1 MiB profile limit)
+    # one rule per line, as people keep large policies
     rules = ",\n  ".join(json.dumps(r) for r in policy["rules"])
     with open(out, "w") as f:
         f.write('{"version": 1, "mode": "enforce", "default": "read", "rules": [\n  %s\n]}\n' % rules)

@@ -36,6 +36,33 @@ expect "status finds it by the whole id" "1" sh -c "\"$SG\" status --container $
 expect "poststop removes it" "0 ok" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state $LONG stopped 0 | \"$SG\" hook poststop; echo -n \"\$? \"; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
 
+# Two containers in one cgroup (runc allows it) share its guard: the second
+# may not replace the first's policy (a wider one would widen it), and its
+# poststop leaves the first's guard in place. Nor may a container replace a
+# guard an operator made with `attach`.
+container hook-share-a "$RO"
+SHARED=$CG
+state hook-share-a created "$PID" | "$SG" hook createRuntime
+OPEN_ANN='{"io.sysctl-guard.policy": "{\"version\": 1, \"default\": \"read-write\"}"}'
+printf '{"ociVersion": "1.0.2", "annotations": %s, "linux": {"cgroupsPath": "%s"}}\n' \
+	"$OPEN_ANN" "${SHARED#$CG_ROOT}" >"$BUNDLE/config.json"
+second_in_shared() {
+	state hook-share-b created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/share.err"
+	echo "$? $(grep -c 'is guarded for container hook-share-a' "$TMPDIR_TEST/share.err") $(write_in "$SHARED")"
+}
+expect "a second container in a guarded cgroup: exit 1, said why, the first's guard stays" \
+	"1 1 EPERM" second_in_shared
+expect "the second's poststop leaves the first's guard" "EPERM" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-share-b stopped 0 | \"$SG\" hook poststop; \"$SG_IO\" --cgroup $SHARED --uts write kernel/domainname x"
+state hook-share-a stopped 0 | "$SG" hook poststop
+attach "$SHARED" "$(policy operator '{ "version": 1, "default": "read" }')"
+over_operator() {
+	state hook-share-a created "$PID" | "$SG" hook createRuntime 2>"$TMPDIR_TEST/op.err"
+	echo "$? $(grep -c 'guarded by `sysctl-guard attach`' "$TMPDIR_TEST/op.err")"
+}
+expect "a container in a cgroup an operator guarded: exit 1, said why" "1 1" over_operator
+"$SG" detach --cgroup "$SHARED" >/dev/null
+
 container hook-b "$RO"
 expect "prestart with a dead pid falls back to linux.cgroupsPath" "EPERM" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-b created 999999 | \"$SG\" hook prestart && \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"

@@ -136,11 +136,12 @@ TEST(mode_override_narrows_only)
 		  "baseline profile k8s-safe + annotation profile read-only (mode audit)");
 	sg_policy_set_free(&set);
 
-	/* Not even when the annotation names no policy. */
+	/* Not even when the annotation names no policy; nor does the description say so. */
 	CHECK(sg_policy_set_compose(&base_enforce, "profile k8s-safe", NULL, NULL, &audit, NULL, 0,
 				    &set, &err) == 0);
 	CHECK(set.n_layers == 1);
 	CHECK(set.layers[0].mode == SG_MODE_ENFORCE);
+	CHECK_STR(set.description, "baseline profile k8s-safe");
 	sg_policy_set_free(&set);
 
 	/* "enforce" turns an audited baseline into an enforced one, and the annotation too. */
@@ -152,6 +153,7 @@ TEST(mode_override_narrows_only)
 	CHECK(sg_policy_set_compose(&base_audit, "inline policy", NULL, NULL, &enforce, NULL, 0,
 				    &set, &err) == 0);
 	CHECK(set.layers[0].mode == SG_MODE_ENFORCE);
+	CHECK_STR(set.description, "baseline inline policy (mode enforce)");
 	sg_policy_set_free(&set);
 	/* The caller's policy is not changed. */
 	CHECK(base_audit.mode == SG_MODE_AUDIT);

@@ -338,7 +338,36 @@ TEST(only_regular_files)
 	tmpdir_remove(&d);
 }
 
+/* A profile has a policy's bound, 4 MiB: what `check` takes, the hook takes. */
+static void write_padded_profile(struct tmpdir *d, const char *name, size_t size)
+{
+	static const char head[] = "{\"version\": 1, \"rules\": []}";
+	_cleanup_free_ char *text = sg_xmalloc(size + 1);
+	memcpy(text, head, sizeof(head) - 1);
+	memset(text + sizeof(head) - 1, ' ', size - (sizeof(head) - 1));
+	text[size] = '\0';
+	tmpdir_write(d, name, text);
+}
+
+TEST(profile_size_bound_is_a_policys)
+{
+	struct tmpdir d;
+	struct sg_err err = {0};
+	struct sg_policy p = {0};
+
+	tmpdir_make(&d);
+	write_padded_profile(&d, "big.json", 2u << 20);
+	CHECK(sg_profile_load("big", d.path, &p, &err) == 0);
+	sg_policy_free(&p);
+	write_padded_profile(&d, "huge.json", (4u << 20) + 1);
+	memset(&err, 0, sizeof(err));
+	CHECK(sg_profile_load("huge", d.path, &p, &err) == -EINVAL);
+	CHECK_CONTAINS(err.msg, "larger than 4194304 bytes");
+	tmpdir_remove(&d);
+}
+
 RUN_TESTS(T(valid_names), T(invalid_names), T(invalid_names_are_not_loaded), T(builtin_list),
 	  T(every_builtin_loads), T(builtin_semantics), T(k8s_safe_is_exactly_the_kubernetes_list),
 	  T(profile_from_dir), T(builtin_wins_over_dir), T(not_found_names_both_places),
-	  T(broken_dir_profile_names_the_file), T(only_regular_files))
+	  T(broken_dir_profile_names_the_file), T(only_regular_files),
+	  T(profile_size_bound_is_a_policys))
