@@ -1279,6 +1279,13 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	return 0;
 }
 
+/* How many items a section of the key's stream has, before them: no two policies' streams alike. */
+static void hash_count(struct sg_siphash *h, size_t n)
+{
+	const uint64_t count = n;
+	sg_siphash_update(h, &count, sizeof(count));
+}
+
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h)
 {
@@ -1287,7 +1294,11 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 	sg_siphash_update(h, &c->config, sizeof(c->config));
 	sg_siphash_update(h, &id_len, sizeof(id_len));
 	if (id_len) {
+		size_t n_patterns = 0;
+		for (uint32_t i = 0; i < c->n_name_copies; i++)
+			n_patterns += c->dfa_patterns[i] != NULL;
 		sg_siphash_update(h, build_id, id_len);
+		hash_count(h, n_patterns);
 		for (uint32_t i = 0; i < c->n_name_copies; i++) {
 			if (!c->dfa_patterns[i])
 				continue;
@@ -1301,19 +1312,25 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	}
 	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	hash_count(h, c->n_texts);
 	sg_siphash_update(h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
+	hash_count(h, c->n_exact);
 	for (size_t i = 0; i < c->n_exact; i++) {
 		sg_siphash_update(h, &c->exact[i].layer, sizeof(c->exact[i].layer));
 		sg_siphash_update(h, &c->exact[i].rule, sizeof(c->exact[i].rule));
 		sg_siphash_update(h, c->exact[i].name, c->exact[i].len + 1);
 	}
+	hash_count(h, c->n_values);
 	for (size_t i = 0; i < c->n_values; i++) {
 		sg_siphash_update(h, &c->values[i].rule, sizeof(c->values[i].rule));
 		sg_siphash_update(h, c->values[i].value, c->values[i].len + 1);
 	}
-	for (uint32_t i = 0; i < c->config.n_rules; i++)
-		if (c->origins[i].name)
+	for (uint32_t i = 0; i < c->config.n_rules; i++) {
+		const uint8_t named = c->origins[i].name != NULL;
+		sg_siphash_update(h, &named, sizeof(named));
+		if (named)
 			sg_siphash_update(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
+	}
 }
 
 void sg_compiled_free(struct sg_compiled *compiled)

@@ -100,7 +100,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
  * With the @build_id of the binary that compiled it, the DFA (2 MB of a
  * 10,000-rule policy, half of all) goes in as what it was built from: the
  * wildcard patterns, each with its rule (whose entry has its layer), and
- * that build of the compiler. Without one, the DFA itself.
+ * that build of the compiler. Without one, the DFA itself. A section of
+ * variable length goes in after its count, so that no two compiled policies
+ * give the same bytes: the first one made would decide the other's tables.
  */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h);
