@@ -325,7 +325,8 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	e->value_truncated = 0;
 	e->new_value[0] = '\0';
 	e->final_value[0] = '\0';
-	if (write && bpf_sysctl_get_new_value(ctx, e->new_value, sizeof(e->new_value)) < 0)
+	/* -EINVAL: a write of no bytes, whose value is the empty string the helper left. */
+	if (write && bpf_sysctl_get_new_value(ctx, e->new_value, sizeof(e->new_value)) == -7 /* E2BIG */)
 		e->value_truncated = 1;
 	if (res->rewritten)
 		__builtin_memcpy(e->final_value, s->cur, sizeof(e->final_value));
@@ -349,7 +350,9 @@ static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s,
 
 /*
  * Copies the value being written into s->cur, once; a longer one is marked,
- * not cut. With it, the key its hash needs: the policy's.
+ * not cut. With it, the key its hash needs: the policy's. A write of no
+ * bytes has no new value: the helper says -EINVAL, and it is the empty
+ * string (runc writes a linux.sysctl pair of "" that way).
  */
 static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s)
 {
@@ -357,6 +360,8 @@ static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s
 		return;
 	env->value_loaded = 1;
 	long n = bpf_sysctl_get_new_value(env->ctx, s->cur, SG_VALUE_MAX);
+	if (n == -22) /* EINVAL */
+		n = 0;
 	s->cur_too_long = n < 0;
 	s->cur_len = n < 0 ? 0 : (__u32)n;
 	s->written_len = s->cur_len;

@@ -39,6 +39,7 @@ enum sg_reason {
 	SG_REASON_REWRITTEN,	   /* the rule's rewrite value replaced the write */
 	SG_REASON_NO_REWRITE,	   /* a rewrite or clamp, but this kernel ignores rewrites */
 	SG_REASON_PINNED,	   /* a linux.sysctl pair of the container's config */
+	SG_REASON_LATER_REWRITE,   /* a later layer rewrote or clamped to a value this one refuses */
 	SG_REASON_COUNT,
 };
 
@@ -175,12 +176,16 @@ static SG_INLINE __u64 sg_hash_final(struct sg_hash *h)
 /*
  * The hash of s->cur as a token list: whitespace runs count as one space,
  * leading and trailing whitespace not at all. Equal to the hash of the
- * normalised string, byte by byte.
+ * normalised string, byte by byte. But a newline with anything after it
+ * other than whitespace makes the hash one no listed value has (a NUL byte
+ * more, which no normalised value holds): the kernel's string handlers
+ * store only what comes before the first newline, so "\nprod" would store
+ * an empty string and "a\nb" "a" while the token lists match "prod" and "a b".
  */
 SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 {
 	struct sg_hash h;
-	__u64 started = 0, pending_space = 0;
+	__u64 started = 0, pending_space = 0, newline = 0, spliced = 0;
 	__u32 i;
 
 	if (!s)
@@ -199,7 +204,10 @@ SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 		sg_hash_byte_if(&h, c, 1 - space);
 		pending_space = space & (pending_space | started);
 		started |= 1 - space;
+		spliced |= newline & (1 - space);
+		newline |= ((__u64)(c ^ '\n') - 1) >> 63; /* 1 when c is '\n' */
 	}
+	sg_hash_byte_if(&h, '\0', spliced);
 	return sg_hash_final(&h);
 }
 
@@ -225,8 +233,9 @@ SG_SUBPROG int sg_write_clamped(struct sg_scratch *s, const struct sg_rule_text 
 			__u32 r = (rule_flags & SG_RULE_RANGE_ALL) ? 0 : f;
 			const struct sg_bound_text *b =
 			    &text->bound[r & (SG_FIELDS_MAX - 1)][(to - 1) & 1];
+			/* A space before a field after the first: "4096", not " 4096". */
 			s->out[pos & (2 * SG_VALUE_MAX - 1)] = ' ';
-			pos += 1;
+			pos += f != 0;
 			/*
 			 * Whole fixed-size copies: a loop that stopped at the length
 			 * would make the verifier follow one path per length.
@@ -611,12 +620,59 @@ static SG_INLINE void sg_record(struct sg_result *res, __u32 verdict, __u32 reas
 	res->row = row;
 }
 
+/* Whether s->cur is the rewrite value of @rule (its text): what that rule would store. */
+static SG_INLINE int sg_cur_is_rewrite(struct sg_env *env, const struct sg_scratch *s,
+				       const struct sg_rule_entry *rule)
+{
+	const struct sg_rule_text *text = sg_env_text(env, rule->text);
+	__u32 i, len, differ;
+
+	if (!text)
+		return 0;
+	len = text->rewrite_len;
+	differ = s->cur_len ^ len;
+	for (i = 0; i < SG_VALUE_MAX - 1; i++) {
+		if (i >= len)
+			break;
+		differ |= (__u32)(s->cur[i] ^ text->rewrite[i]);
+	}
+	return differ == 0;
+}
+
+/*
+ * Whether an enforcing layer's @rule takes the final value in s->cur as it
+ * stands: in its values, inside its ranges (not clamped), its own rewrite.
+ * A later layer's rewrite or clamp happens after this layer checked what was
+ * written, and must leave a value it takes too: a layer only narrows.
+ */
+static SG_INLINE int sg_rule_keeps(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx,
+				   const struct sg_rule_entry *rule)
+{
+	__u32 n_fields = 0;
+
+	if (!rule || !(rule->flags & (SG_RULE_VALUES | SG_RULE_RANGE | SG_RULE_REWRITE)))
+		return 1;
+	if (rule->flags & SG_RULE_VALUES) {
+		s->vkey.rule = rule_idx;
+		s->vkey.hash = sg_hash_cur(s);
+		if (!sg_env_has_value(env, &s->vkey))
+			return 0;
+	}
+	if ((rule->flags & SG_RULE_RANGE) &&
+	    sg_check_plain_range(s, rule, &n_fields) != SG_REASON_ACCESS)
+		return 0;
+	return !(rule->flags & SG_RULE_REWRITE) || sg_cur_is_rewrite(env, s, rule);
+}
+
 /*
  * Decides the access to the name in s->key (and, for a write, the value in
  * s->cur). Layers run in order and each can only narrow: the first enforcing
  * layer that denies ends the decision; an audit layer records what it would
  * have done (verdict SG_VERDICT_AUDIT) and lets the access pass unchanged.
- * The result names the last layer that had a say, or the one that denied.
+ * A value a layer rewrote or clamped must also be one every earlier
+ * enforcing layer takes (sg_rule_keeps): an annotation cannot widen the
+ * baseline by rewriting. The result names the last layer that had a say,
+ * or the one that denied.
  */
 static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int write, __u32 file_pos,
 				struct sg_result *res)
@@ -637,6 +693,10 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 		res->row = pinned_rule;
 		return;
 	}
+
+	/* Each enforcing layer's rule, for the check of a later layer's rewrite. */
+	const struct sg_rule_entry *enforced[SG_LAYERS_MAX] = {0};
+	__u32 enforced_idx[SG_LAYERS_MAX] = {0};
 
 	for (layer = 0; layer < SG_LAYERS_MAX && layer < cfg->n_layers; layer++) {
 		const struct sg_layer *l = &cfg->layers[layer];
@@ -676,9 +736,22 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 		} else if (res->verdict == SG_VERDICT_ALLOW) {
 			sg_record(res, SG_VERDICT_ALLOW, reason, rule_idx, layer, row);
 		}
+		enforced[layer & (SG_LAYERS_MAX - 1)] = rule;
+		enforced_idx[layer & (SG_LAYERS_MAX - 1)] = rule_idx;
 	}
-	if (res->rewritten)
-		sg_pad_to_written(s);
+	if (!res->rewritten)
+		return;
+	for (layer = 0; layer < SG_LAYERS_MAX && (__s32)layer < res->layer; layer++) {
+		const struct sg_rule_entry *rule = enforced[layer];
+		__u32 rule_idx = enforced_idx[layer];
+		if (!sg_rule_keeps(env, s, rule_idx, rule)) {
+			sg_record(res, SG_VERDICT_DENY, SG_REASON_LATER_REWRITE, rule_idx, layer,
+				  rule_idx);
+			res->rewritten = 0;
+			return;
+		}
+	}
+	sg_pad_to_written(s);
 }
 
 #endif

@@ -95,6 +95,7 @@ static const char *const reasons[SG_REASON_COUNT] = {
     [SG_REASON_REWRITTEN] = "rewritten by the rule",
     [SG_REASON_NO_REWRITE] = "rewrite needed but this kernel ignores rewrites",
     [SG_REASON_PINNED] = "a linux.sysctl pair of the container config",
+    [SG_REASON_LATER_REWRITE] = "a later layer rewrote or clamped it to a value this layer refuses",
 };
 
 const char *sg_reason_text(unsigned reason)

@@ -5,6 +5,7 @@
  *
  *   sysctl_io [--cgroup DIR] [--uts] [--net] OP...
  *   OP: read NAME | read1 NAME (1-byte reads) | write NAME VALUE | pwrite NAME VALUE POS
+ *       | writen NAME VALUE (prints "ok N": the count write() returned)
  *       | walk (every file under /proc/sys: "NAME ok|EPERM|E<errno>")
  *       | sh CMD (runs CMD with /bin/sh in the same cgroup and namespaces)
  *   prints: "ok VALUE" (read, trailing newline dropped), "ok" (write), or the errno
@@ -73,7 +74,7 @@ static void do_read(const char *name, size_t chunk)
 	printf("ok %s\n", buf);
 }
 
-static void do_write(const char *name, const char *value, off_t pos)
+static void do_write(const char *name, const char *value, off_t pos, int show_count)
 {
 	int fd = open_sysctl(name, O_WRONLY);
 	if (fd < 0) {
@@ -83,6 +84,8 @@ static void do_write(const char *name, const char *value, off_t pos)
 	ssize_t n = pos ? pwrite(fd, value, strlen(value), pos) : write(fd, value, strlen(value));
 	if (n < 0)
 		print_errno(errno);
+	else if (show_count)
+		printf("ok %zd\n", n);
 	else
 		printf("ok\n");
 	close(fd);
@@ -160,10 +163,13 @@ int main(int argc, char **argv)
 		} else if (strcmp(op, "read1") == 0 && i < argc) {
 			do_read(argv[i++], 1);
 		} else if (strcmp(op, "write") == 0 && i + 1 < argc) {
-			do_write(argv[i], argv[i + 1], 0);
+			do_write(argv[i], argv[i + 1], 0, 0);
+			i += 2;
+		} else if (strcmp(op, "writen") == 0 && i + 1 < argc) {
+			do_write(argv[i], argv[i + 1], 0, 1);
 			i += 2;
 		} else if (strcmp(op, "pwrite") == 0 && i + 2 < argc) {
-			do_write(argv[i], argv[i + 1], atol(argv[i + 2]));
+			do_write(argv[i], argv[i + 1], atol(argv[i + 2]), 0);
 			i += 3;
 		} else if (strcmp(op, "walk") == 0) {
 			do_walk();

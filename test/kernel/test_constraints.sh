@@ -18,6 +18,14 @@ expect "listed value with a trailing newline is allowed" "ok
 ok alpha" io "$CG" --uts write kernel/domainname $'alpha\n' read kernel/domainname
 expect "token lists compare by tokens" "ok
 ok beta	gamma" io "$CG" --uts write kernel/domainname $'beta\tgamma' read kernel/domainname
+# The kernel stores a string up to its first newline: what a newline splits
+# from a listed value is not what would be stored.
+expect "a newline before a listed value: denied" "EPERM" \
+	io "$CG" --uts write kernel/domainname $'\nalpha'
+expect "a newline inside a listed token list: denied" "EPERM" \
+	io "$CG" --uts write kernel/domainname $'beta\ngamma'
+expect "a write of no bytes is the empty string: not listed, denied" "EPERM" \
+	io "$CG" --uts write kernel/domainname ""
 expect "unlisted value is denied, value unchanged" "ok
 EPERM
 ok alpha" io "$CG" --uts write kernel/domainname alpha write kernel/domainname delta read kernel/domainname

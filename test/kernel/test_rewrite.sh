@@ -28,6 +28,8 @@ ok 1000" io "$CG" --net write net/core/somaxconn 1000 read net/core/somaxconn
 expect "per-field clamp" "ok
 ok 20000	60999" io "$CG" --net write net/ipv4/ip_local_port_range "1024 65535" read net/ipv4/ip_local_port_range
 expect "clamp still denies junk" "EPERM" io "$CG" --net write net/core/somaxconn 12abc
+expect "a clamped write of four digits returns four, as written" "ok 4
+ok 4096" io "$CG" --net writen net/core/somaxconn 9999 read net/core/somaxconn
 
 new_cgroup AUD
 A=$(policy audit '{

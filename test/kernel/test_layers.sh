@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# A baseline and a container's annotation together, through the hook: the
+# annotation only narrows, also when it rewrites or clamps (the value stored
+# must be one the baseline takes too), and linux.sysctl pairs, the empty
+# value among them, are always writable.
+. "$(dirname "$0")/lib.sh"
+
+use_own_node
+cat >"$PROFILES/base.json" <<'JSON'
+{ "version": 1, "default": "read", "rules": [
+  { "name": "net.core.somaxconn", "access": "read-write", "range": [128, 1024] },
+  { "name": "kernel.domainname", "access": "read-write", "rewrite": "sandbox" } ] }
+JSON
+node_config base
+if grep -q 'rewrite=0' /run/sysctl-guard/probe 2>/dev/null; then
+	skip "this kernel ignores bpf_sysctl_set_new_value (rewrite probe)"
+fi
+
+# annotated ID POLICY_JSON: a container whose annotation is that inline policy, guarded.
+annotated() {
+	local ann
+	ann=$(python3 -c 'import json, sys; print(json.dumps({"io.sysctl-guard.policy": sys.argv[1]}))' "$2")
+	container "$1" "$ann"
+	hook_created "$1" >/dev/null || echo "FAIL: the hook refused $1"
+}
+
+annotated layers-rewrite '{ "version": 1, "rules": [
+  { "name": "net.core.somaxconn", "access": "read-write", "rewrite": "65535" } ] }'
+expect "an annotation's rewrite to a value the baseline refuses: denied" "EPERM
+ok $(unshare -n cat /proc/sys/net/core/somaxconn)" \
+	io "$CG" --net write net/core/somaxconn 200 read net/core/somaxconn
+
+annotated layers-clamp-out '{ "version": 1, "rules": [
+  { "name": "net.core.somaxconn", "access": "read-write", "range": [2000, 3000],
+    "on_violation": "clamp" } ] }'
+expect "an annotation's clamp to outside the baseline's range: denied" "EPERM" \
+	io "$CG" --net write net/core/somaxconn 500
+
+annotated layers-clamp-in '{ "version": 1, "rules": [
+  { "name": "net.core.somaxconn", "access": "read-write", "range": [200, 300],
+    "on_violation": "clamp" } ] }'
+expect "an annotation's clamp inside the baseline's range: clamped" "ok
+ok 300" io "$CG" --net write net/core/somaxconn 500 read net/core/somaxconn
+
+annotated layers-rewrite-other '{ "version": 1, "rules": [
+  { "name": "kernel.domainname", "access": "read-write", "rewrite": "elsewhere" } ] }'
+expect "an annotation's rewrite over the baseline's own: denied" "EPERM" \
+	io "$CG" --uts write kernel/domainname x
+
+annotated layers-values '{ "version": 1, "rules": [
+  { "name": "kernel.domainname", "access": "read-write", "values": ["sandbox"] } ] }'
+expect "the baseline rewrites, the annotation takes the result: stored" "ok
+ok sandbox" io "$CG" --uts write kernel/domainname x read kernel/domainname
+
+# runc writes a pair of "" as a write of no bytes.
+container layers-empty '{"io.sysctl-guard.profile": "read-only"}' "" '{"kernel.domainname": ""}'
+hook_created layers-empty >/dev/null || echo "FAIL: the hook refused layers-empty"
+expect "an empty linux.sysctl value is writable" "ok" io "$CG" --uts write kernel/domainname ""
+expect "and nothing else is" "EPERM" io "$CG" --uts write kernel/domainname x
+finish
