@@ -326,7 +326,8 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	e->new_value[0] = '\0';
 	e->final_value[0] = '\0';
 	/* -EINVAL: a write of no bytes, whose value is the empty string the helper left. */
-	if (write && bpf_sysctl_get_new_value(ctx, e->new_value, sizeof(e->new_value)) == -7 /* E2BIG */)
+	long got = write ? bpf_sysctl_get_new_value(ctx, e->new_value, sizeof(e->new_value)) : 0;
+	if (got == -7) /* E2BIG */
 		e->value_truncated = 1;
 	if (res->rewritten)
 		__builtin_memcpy(e->final_value, s->cur, sizeof(e->final_value));

@@ -39,7 +39,7 @@ enum sg_reason {
 	SG_REASON_REWRITTEN,	   /* the rule's rewrite value replaced the write */
 	SG_REASON_NO_REWRITE,	   /* a rewrite or clamp, but this kernel ignores rewrites */
 	SG_REASON_PINNED,	   /* a linux.sysctl pair of the container's config */
-	SG_REASON_LATER_REWRITE,   /* a later layer rewrote or clamped to a value this one refuses */
+	SG_REASON_LATER_REWRITE, /* a later layer rewrote or clamped to a value this one refuses */
 	SG_REASON_COUNT,
 };
 
