@@ -176,11 +176,11 @@ static SG_INLINE __u64 sg_hash_final(struct sg_hash *h)
 /*
  * The hash of s->cur as a token list: whitespace runs count as one space,
  * leading and trailing whitespace not at all. Equal to the hash of the
- * normalised string, byte by byte. But a newline with anything after it
- * other than whitespace makes the hash one no listed value has (a NUL byte
- * more, which no normalised value holds): the kernel's string handlers
- * store only what comes before the first newline, so "\nprod" would store
- * an empty string and "a\nb" "a" while the token lists match "prod" and "a b".
+ * normalised string (sg_value_normalise), byte by byte, its mark included:
+ * a newline before the last token adds a newline after the tokens. The
+ * kernel's string handlers store only what precedes the first newline, so
+ * "\nprod" would store an empty string and "a\nb" "a": such a write matches
+ * only a value listed with a newline there too, not "prod" or "a b".
  */
 SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 {
@@ -207,7 +207,7 @@ SG_SUBPROG __u64 sg_hash_cur(struct sg_scratch *s)
 		spliced |= newline & (1 - space);
 		newline |= ((__u64)(c ^ '\n') - 1) >> 63; /* 1 when c is '\n' */
 	}
-	sg_hash_byte_if(&h, '\0', spliced);
+	sg_hash_byte_if(&h, '\n', spliced);
 	return sg_hash_final(&h);
 }
 

@@ -152,7 +152,7 @@ static int is_value_space(char ch)
 int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 {
 	size_t j = 0;
-	bool pending_space = false;
+	bool pending_space = false, newline = false, spliced = false;
 
 	if (cap == 0)
 		return -E2BIG;
@@ -160,8 +160,10 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 	for (size_t i = 0; i < len && value[i]; i++) {
 		if (is_value_space(value[i])) {
 			pending_space = j > 0;
+			newline |= value[i] == '\n';
 			continue;
 		}
+		spliced |= newline;
 		if (pending_space) {
 			if (j + 1 >= cap)
 				return -E2BIG;
@@ -171,6 +173,12 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 		if (j + 1 >= cap)
 			return -E2BIG;
 		out[j++] = value[i];
+	}
+	/* The mark sg_hash_cur (bpf/sysctl_guard_decide.h) hashes too. */
+	if (spliced) {
+		if (j + 1 >= cap)
+			return -E2BIG;
+		out[j++] = '\n';
 	}
 	out[j] = '\0';
 	return (int)j;

@@ -85,7 +85,10 @@ int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst);
 
 /*
  * Normalises a sysctl value as a whitespace-separated token list: "4096\n" and
- * " 4096 " become "4096", "1024\t65535" becomes "1024 65535". Writes at most
+ * " 4096 " become "4096", "1024\t65535" becomes "1024 65535". A newline
+ * before the last token leaves a newline at the end ("a\nb" becomes "a b\n"):
+ * the kernel's string handlers store only what precedes a newline, so such a
+ * value matches only one written with a newline there too. Writes at most
  * @cap bytes with the NUL; returns the length, or -E2BIG when it does not fit.
  */
 int sg_value_normalise(const char *value, size_t len, char *out, size_t cap);

@@ -219,7 +219,7 @@ TEST(values_are_normalised)
 	CHECK(p.rules[0].n_values == 4);
 	CHECK_STR(p.rules[0].values[0], "4096");
 	CHECK_STR(p.rules[0].values[1], "1024 65535");
-	CHECK_STR(p.rules[0].values[2], "a b c d");
+	CHECK_STR(p.rules[0].values[2], "a b c d\n"); /* its newline before "b" marked */
 	CHECK_STR(p.rules[0].values[3], "x");
 	sg_policy_free(&p);
 }
@@ -243,7 +243,14 @@ TEST(value_normalise)
 	CHECK_STR(normalised("4096\n", 128), "4096");
 	CHECK_STR(normalised(" 4096 ", 128), "4096");
 	CHECK_STR(normalised("1024\t65535", 128), "1024 65535");
-	CHECK_STR(normalised("\t1024 \n\r\v\f 65535\n", 128), "1024 65535");
+	CHECK_STR(normalised("\t1024 \r\v\f 65535\n", 128), "1024 65535");
+	/* a newline before the last token: marked, as the kernel stores what precedes it */
+	CHECK_STR(normalised("\t1024 \n\r\v\f 65535\n", 128), "1024 65535\n");
+	CHECK_STR(normalised("\nprod", 128), "prod\n");
+	CHECK_STR(normalised("a\nb", 128), "a b\n");
+	CHECK_STR(normalised("a b\n\n", 128), "a b");
+	CHECK(normalised("ab\nc", 5) == NULL);
+	CHECK_STR(normalised("ab\nc", 6), "ab c\n");
 	CHECK_STR(normalised("4096 87380   6291456\n", 128), "4096 87380 6291456");
 	CHECK_STR(normalised("", 128), "");
 	CHECK_STR(normalised(" \n\t", 128), "");
