@@ -58,4 +58,10 @@ container layers-empty '{"io.sysctl-guard.profile": "read-only"}' "" '{"kernel.d
 hook_created layers-empty >/dev/null || echo "FAIL: the hook refused layers-empty"
 expect "an empty linux.sysctl value is writable" "ok" io "$CG" --uts write kernel/domainname ""
 expect "and nothing else is" "EPERM" io "$CG" --uts write kernel/domainname x
+# A pair with a newline inside is written as it stands, and only so.
+container layers-newline '{"io.sysctl-guard.profile": "read-only"}' "" '{"kernel.domainname": "a\nb"}'
+hook_created layers-newline >/dev/null || echo "FAIL: the hook refused layers-newline"
+expect "a linux.sysctl value with a newline inside is writable as written" "ok" \
+	io "$CG" --uts write kernel/domainname $'a\nb'
+expect "but not as its tokens with a space" "EPERM" io "$CG" --uts write kernel/domainname "a b"
 finish
