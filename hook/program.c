@@ -92,15 +92,14 @@ int sg_bpffs_prepare(struct sg_err *err)
 
 	if (sg_injected_fault("bpffs"))
 		return sg_system_error(err, EIO, "bpffs: injected fault");
-	if (statfs("/sys/fs/bpf", &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC) {
-		mkdir("/sys/fs/bpf", 0700);
-		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	if (statfs(SG_BPFFS_ROOT, &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC) {
+		mkdir(SG_BPFFS_ROOT, 0700);
+		if (mount("bpf", SG_BPFFS_ROOT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "mode=0700") < 0)
-			return sg_system_error(
-			    err, errno,
-			    "bpffs is not mounted at /sys/fs/bpf and mounting it "
-			    "failed: %s",
-			    strerror(errno));
+			return sg_system_error(err, errno,
+					       "bpffs is not mounted at " SG_BPFFS_ROOT
+					       " and mounting it failed: %s",
+					       strerror(errno));
 	}
 	const char *const dirs[] = {SG_PIN_ROOT, SG_PROGRAM_ROOT, SG_POLICY_ROOT,
 				    SG_CONTAINER_ROOT};

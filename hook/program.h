@@ -32,7 +32,8 @@
 #include "../bpf/sysctl_guard.h"
 #include "err.h"
 
-#define SG_PIN_ROOT	  "/sys/fs/bpf/sysctl-guard"
+#define SG_BPFFS_ROOT	  "/sys/fs/bpf"
+#define SG_PIN_ROOT	  SG_BPFFS_ROOT "/sysctl-guard"
 #define SG_PROGRAM_ROOT	  SG_PIN_ROOT "/programs"
 #define SG_POLICY_ROOT	  SG_PIN_ROOT "/policies"
 #define SG_CONTAINER_ROOT SG_PIN_ROOT "/containers"

@@ -100,17 +100,37 @@ static bool bind_exposes(const struct sg_json *mount, const char *pins, dev_t pi
 	return is_within(pins, resolved) && (st.st_dev == pins_dev || rbind);
 }
 
+/*
+ * Where the pins are, resolved, and their filesystem's device. Before the
+ * first guard on the node they are not made yet: where sg_bpffs_prepare will
+ * make them, under the bpffs mount point.
+ */
+static bool locate_pins(char pins[PATH_MAX], dev_t *dev)
+{
+	struct stat st;
+	char mount_point[PATH_MAX];
+
+	if (realpath(SG_PIN_ROOT, pins) && stat(pins, &st) == 0) {
+		*dev = st.st_dev;
+		return true;
+	}
+	if (!realpath(SG_BPFFS_ROOT, mount_point) || stat(mount_point, &st) < 0)
+		return false;
+	snprintf(pins, PATH_MAX, "%s%s", mount_point, SG_PIN_ROOT + strlen(SG_BPFFS_ROOT));
+	*dev = st.st_dev;
+	return true;
+}
+
 const char *sg_tamper_mount_exposing_pins(const struct sg_json *mounts)
 {
 	char pins[PATH_MAX];
-	struct stat st;
+	dev_t dev;
 
-	if (!mounts || mounts->type != SG_JSON_ARRAY || !realpath(SG_PIN_ROOT, pins) ||
-	    stat(pins, &st) < 0)
+	if (!mounts || mounts->type != SG_JSON_ARRAY || !locate_pins(pins, &dev))
 		return NULL;
 	for (size_t i = 0; i < mounts->array.len; i++) {
 		const struct sg_json *mount = mounts->array.items[i];
-		if (mount->type == SG_JSON_OBJECT && bind_exposes(mount, pins, st.st_dev))
+		if (mount->type == SG_JSON_OBJECT && bind_exposes(mount, pins, dev))
 			return sg_json_get_string(mount, "source");
 	}
 	return NULL;
