@@ -116,7 +116,7 @@ static bool locate_pins(char pins[PATH_MAX], dev_t *dev)
 	}
 	if (!realpath(SG_BPFFS_ROOT, mount_point) || stat(mount_point, &st) < 0)
 		return false;
-	snprintf(pins, PATH_MAX, "%s%s", mount_point, SG_PIN_ROOT + strlen(SG_BPFFS_ROOT));
+	snprintf(pins, PATH_MAX, "%s%s", mount_point, &SG_PIN_ROOT[sizeof(SG_BPFFS_ROOT) - 1]);
 	*dev = st.st_dev;
 	return true;
 }
