@@ -54,11 +54,14 @@ static void add_value(struct learned *l, const char *raw)
 		l->any_value |= n < 0;
 		return;
 	}
+	/* As a policy lists it: a value with a newline before its last token keeps it there. */
+	char spelled[SG_VALUE_MAX + 1];
+	sg_value_spell(norm, spelled, sizeof(spelled));
 	for (size_t i = 0; i < l->n_values; i++)
-		if (strcmp(l->values[i], norm) == 0)
+		if (strcmp(l->values[i], spelled) == 0)
 			return;
 	l->values = sg_xrealloc(l->values, l->n_values + 1, sizeof(char *));
-	l->values[l->n_values++] = sg_xstrdup(norm);
+	l->values[l->n_values++] = sg_xstrdup(spelled);
 }
 
 static int by_name(const void *a, const void *b)

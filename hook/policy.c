@@ -184,6 +184,25 @@ int sg_value_normalise(const char *value, size_t len, char *out, size_t cap)
 	return (int)j;
 }
 
+void sg_value_spell(const char *normalised, char *out, size_t cap)
+{
+	const size_t len = strlen(normalised);
+
+	if (cap == 0)
+		return;
+	if (len == 0 || normalised[len - 1] != '\n') {
+		snprintf(out, cap, "%s", normalised);
+		return;
+	}
+	/* The marked newline goes back before the last token: "a b\n" is "a\nb", "x\n" "\nx". */
+	const char *last_space = memrchr(normalised, ' ', len - 1);
+	if (last_space)
+		snprintf(out, cap, "%.*s\n%.*s", (int)(last_space - normalised), normalised,
+			 (int)(len - 2 - (size_t)(last_space - normalised)), last_space + 1);
+	else
+		snprintf(out, cap, "\n%.*s", (int)(len - 1), normalised);
+}
+
 static int parse_values(const struct ctx *c, const struct sg_json *v, const struct path *path,
 			struct sg_rule *rule)
 {

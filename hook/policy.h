@@ -93,6 +93,12 @@ int sg_policy_copy(const struct sg_policy *src, struct sg_policy *dst);
  */
 int sg_value_normalise(const char *value, size_t len, char *out, size_t cap);
 
+/*
+ * A value that normalises to @normalised: itself, or with its marked newline
+ * put back before the last token ("a b\n" is "a\nb"). Cut to @cap bytes.
+ */
+void sg_value_spell(const char *normalised, char *out, size_t cap);
+
 const char *sg_access_name(enum sg_access access);
 const char *sg_mode_name(enum sg_mode mode);
 

@@ -216,26 +216,6 @@ static void check_access(struct fuzz *f, const struct sg_access_req *req, uint32
 		fail(f, "audit mode does not mirror enforce", audit.reason);
 }
 
-/*
- * A write of the normalised value @norm: itself, unless it carries the mark
- * of a newline before its last token (sg_value_normalise), which a write
- * gets back with a newline there: "a b\n" is written "a\nb", "x\n" "\nx".
- */
-static void spell(const char *norm, char *out, size_t cap)
-{
-	size_t len = strlen(norm);
-	if (len == 0 || norm[len - 1] != '\n') {
-		snprintf(out, cap, "%s", norm);
-		return;
-	}
-	snprintf(out, cap, "%.*s", (int)(len - 1), norm);
-	char *last_space = strrchr(out, ' ');
-	if (last_space)
-		*last_space = '\n';
-	else
-		snprintf(out, cap, "\n%.*s", (int)(len - 1), norm);
-}
-
 static void write_value(struct fuzz *f, const char *name, uint32_t rule, const char *value,
 			size_t len, uint64_t pos, int expect, const char *new_value)
 {
@@ -355,7 +335,7 @@ static void check_name(struct fuzz *f, const char *name)
 	int accepted = r->rewrite ? SG_VERDICT_REWRITE : SG_VERDICT_ALLOW;
 	for (size_t i = 0; i < r->n_values; i++) {
 		char spelled[2 * SG_VALUE_MAX];
-		spell(r->values[i], spelled, sizeof(spelled));
+		sg_value_spell(r->values[i], spelled, sizeof(spelled));
 		write_text(f, name, rule, spelled, accepted, r->rewrite);
 		/* The same tokens, spelled with other whitespace. */
 		snprintf(text, sizeof(text), " %s\n", spelled);

@@ -251,6 +251,16 @@ TEST(value_normalise)
 	CHECK_STR(normalised("a b\n\n", 128), "a b");
 	CHECK(normalised("ab\nc", 5) == NULL);
 	CHECK_STR(normalised("ab\nc", 6), "ab c\n");
+	/* spelled back, each normalises to itself */
+	static const char *const marked[] = {"4096", "1024 65535", "a b\n", "x\n", "p q r\n", ""};
+	for (size_t i = 0; i < sizeof(marked) / sizeof(marked[0]); i++) {
+		char spelled[64];
+		sg_value_spell(marked[i], spelled, sizeof(spelled));
+		CHECK_STR(normalised(spelled, 128), marked[i]);
+	}
+	char spelled[64];
+	sg_value_spell("p q r\n", spelled, sizeof(spelled));
+	CHECK_STR(spelled, "p q\nr");
 	CHECK_STR(normalised("4096 87380   6291456\n", 128), "4096 87380 6291456");
 	CHECK_STR(normalised("", 128), "");
 	CHECK_STR(normalised(" \n\t", 128), "");
