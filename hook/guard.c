@@ -228,19 +228,18 @@ static int set_storage(const struct sg_program *prog, const struct sg_guard_meta
 	return put_storage(prog, cgid, &storage);
 }
 
-static uint32_t link_prog_id(int link_fd)
+/*
+ * The kernel's info of a link, all zero when it cannot be read: its program
+ * (prog_id), and the cgroup it is attached to (cgroup.cgroup_id; 0 once it
+ * is detached, or its cgroup is gone).
+ */
+static struct bpf_link_info link_info(int link_fd)
 {
 	struct bpf_link_info info = {};
 	uint32_t len = sizeof(info);
-	return bpf_obj_get_info_by_fd(link_fd, &info, &len) == 0 ? info.prog_id : 0;
-}
-
-/* The cgroup a sysctl link is attached to; 0 once it is detached (or its cgroup is gone). */
-static uint64_t link_cgroup_id(int link_fd)
-{
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-	return bpf_obj_get_info_by_fd(link_fd, &info, &len) == 0 ? info.cgroup.cgroup_id : 0;
+	if (link_fd < 0 || bpf_obj_get_info_by_fd(link_fd, &info, &len) < 0)
+		memset(&info, 0, sizeof(info));
+	return info;
 }
 
 static uint32_t prog_id(int prog_fd)
@@ -259,8 +258,9 @@ static uint32_t prog_id(int prog_fd)
 static int make_link(const struct sg_program *prog, int cg_fd, uint64_t cgid, int old_link_fd,
 		     bool *reused)
 {
-	*reused = old_link_fd >= 0 && link_prog_id(old_link_fd) == prog_id(prog->prog_fd) &&
-		  link_cgroup_id(old_link_fd) == cgid;
+	const struct bpf_link_info old = link_info(old_link_fd);
+	*reused = old.prog_id && old.prog_id == prog_id(prog->prog_fd) &&
+		  old.cgroup.cgroup_id == cgid;
 	if (*reused) {
 		int fd = dup(old_link_fd);
 		return fd < 0 ? -errno : fd;
@@ -797,14 +797,16 @@ static void read_rule_names(const char *policy_key, struct sg_guard_status *out)
 	sg_tables_read_rule_names(policy_key, out->meta.n_rules, out->rule_names);
 }
 
+/* The info of the link pinned in @dir (link_info). */
+static struct bpf_link_info pinned_link_info(const char *dir)
+{
+	_cleanup_close_ int fd = open_in(dir, "link");
+	return link_info(fd);
+}
+
 static void read_link(const char *dir, struct sg_guard_status *out)
 {
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-	_cleanup_close_ int fd = open_in(dir, "link");
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
-		return;
+	const struct bpf_link_info info = pinned_link_info(dir);
 	out->prog_id = info.prog_id;
 	out->link_alive = info.cgroup.cgroup_id != 0;
 }
@@ -812,11 +814,9 @@ static void read_link(const char *dir, struct sg_guard_status *out)
 bool sg_guard_link_alive(const char *entry)
 {
 	char dir[PATH_MAX];
-	struct sg_guard_status st = {0};
 
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
-	read_link(dir, &st);
-	return st.link_alive;
+	return pinned_link_info(dir).cgroup.cgroup_id != 0;
 }
 
 bool sg_guard_is_entry(const char *name)
@@ -882,7 +882,7 @@ static size_t linked_programs(uint32_t **ids)
 	*ids = NULL;
 	for (uint32_t id = 0; bpf_link_get_next_id(id, &id) == 0;) {
 		_cleanup_close_ int fd = bpf_link_get_fd_by_id(id);
-		uint32_t prog = fd >= 0 ? link_prog_id(fd) : 0;
+		uint32_t prog = link_info(fd).prog_id;
 		if (!prog)
 			continue;
 		*ids = sg_xrealloc(*ids, n + 1, sizeof(uint32_t));

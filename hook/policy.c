@@ -17,8 +17,6 @@
 #include "spare.h"
 #include "util.h"
 
-#define SG_MAX_POLICY_BYTES (4u << 20) /* 4 MiB */
-
 struct ctx {
 	const char *origin;
 	struct sg_err *err;

@@ -15,6 +15,9 @@
 #include "err.h"
 #include "util.h"
 
+/* The largest policy text, file, annotation or profile (README, Limits): 4 MiB. */
+#define SG_MAX_POLICY_BYTES (4u << 20)
+
 struct sg_pos {
 	unsigned line, col; /* 1-based; 0 when unknown */
 };

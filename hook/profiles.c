@@ -12,9 +12,6 @@
 #include "err.h"
 #include "util.h"
 
-/* A profile is a policy, with a policy's bound (README, Limits): `check` takes what the hook takes.
- */
-#define SG_PROFILE_MAX_BYTES (4u << 20)
 #define SG_PROFILE_NAME_MAX  64
 
 /* Generated from the files in hook/profiles by hook/profiles/embed.py; ends with a NULL name. */
@@ -187,7 +184,8 @@ static int read_from_dir(const char *name, const char *dir, struct sg_profile_te
 		return sg_input_error(err, "profile \"%s\": cannot open %s: %s", name, path,
 				      strerror(-fd));
 
-	int r = sg_read_fd(fd, path, SG_PROFILE_MAX_BYTES, &out->text, &out->len, err);
+	/* A profile is a policy, with a policy's bound: `check` takes what the hook takes. */
+	int r = sg_read_fd(fd, path, SG_MAX_POLICY_BYTES, &out->text, &out->len, err);
 	if (r < 0) {
 		sg_err_prefix(err, "profile \"%s\"", name);
 		return r;
