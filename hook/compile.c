@@ -479,7 +479,7 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 			b->pool_cap = b->pool_cap ? 2 * b->pool_cap : 4096;
 		b->set_pool = sg_xrealloc(b->set_pool, b->pool_cap, sizeof(*b->set_pool));
 	}
-	memcpy(b->set_pool + b->pool_len, v, n * sizeof(*v));
+	sg_copy_short(b->set_pool + b->pool_len, v, n * sizeof(*v));
 	b->set_off[local] = b->pool_len;
 	b->set_len[local] = (uint32_t)n;
 	b->set_hash[local] = h;

@@ -110,8 +110,25 @@ static inline void sg_copy_short(void *dst, const void *src, size_t n)
 	uint64_t w;
 
 	if (n < sizeof(w)) {
-		for (size_t i = 0; i < n; i++)
-			d[i] = s[i];
+		/*
+		 * Fewer than eight: two copies that overlap, no loop (gcc turns a
+		 * byte loop into a call of memcpy, the very call this avoids).
+		 */
+		if (n >= 4) {
+			uint32_t a, z;
+			memcpy(&a, s, 4);
+			memcpy(&z, s + n - 4, 4);
+			memcpy(d, &a, 4);
+			memcpy(d + n - 4, &z, 4);
+		} else if (n >= 2) {
+			uint16_t a, z;
+			memcpy(&a, s, 2);
+			memcpy(&z, s + n - 2, 2);
+			memcpy(d, &a, 2);
+			memcpy(d + n - 2, &z, 2);
+		} else if (n) {
+			d[0] = s[0];
+		}
 		return;
 	}
 	for (size_t i = 0; i + sizeof(w) <= n; i += sizeof(w)) {

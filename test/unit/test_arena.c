@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <stdalign.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arena.h"
 #include "test.h"
+#include "util.h"
 
 static int aligned(const void *p, size_t align)
 {
@@ -46,6 +48,29 @@ TEST(strings_are_copied_whole)
 		CHECK_STR(sg_arena_strdup(&a, text), text);
 	}
 	sg_arena_free(&a);
+}
+
+/*
+ * sg_copy_short (util.h), which copies the arena's short strings: every
+ * length at every alignment of source and destination, each byte distinct,
+ * nothing written before or after the copy.
+ */
+TEST(short_copies_are_exact)
+{
+	unsigned char src[96], dst[112];
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	for (size_t len = 0; len <= 80; len++)
+		for (size_t from = 0; from < 8; from++)
+			for (size_t to = 0; to < 8; to++) {
+				memset(dst, 0xee, sizeof(dst));
+				sg_copy_short(dst + 8 + to, src + from, len);
+				CHECK(memcmp(dst + 8 + to, src + from, len) == 0);
+				for (size_t k = 0; k < sizeof(dst); k++)
+					if (k < 8 + to || k >= 8 + to + len)
+						CHECK(dst[k] == 0xee);
+			}
 }
 
 /* Pieces larger than a quarter of the largest block, and pieces of every size up to it. */
@@ -97,4 +122,5 @@ TEST(rewind_of_an_empty_arena)
 }
 
 RUN_TESTS(T(pieces_are_aligned_zeroed_and_apart), T(strings_are_copied_whole),
-	  T(large_pieces_and_block_growth), T(rewind_to_a_mark), T(rewind_of_an_empty_arena))
+	  T(short_copies_are_exact), T(large_pieces_and_block_growth), T(rewind_to_a_mark),
+	  T(rewind_of_an_empty_arena))
