@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "compose.h"
 #include "config.h"
+#include "dfa_job.h"
 #include "guard.h"
 #include "jsonout.h"
 #include "log.h"
@@ -154,7 +155,7 @@ int sg_cmd_attach(int argc, char **argv)
 	}
 	sg_timing_mark("parse");
 	sg_policy_set_adopt(&policy, label, &set);
-	int r = sg_compile(&set, &compiled, &err);
+	int r = sg_compile_apart(&set, &compiled, &err);
 	sg_timing_mark("compile");
 	if (r < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
 		status = sg_report(&err);
@@ -170,6 +171,7 @@ int sg_cmd_attach(int argc, char **argv)
 	printf("guarded %s with %s (%u rule%s, policy %s)\n", cgroup, label,
 	       compiled.config.n_rules, sg_plural(compiled.config.n_rules), meta.policy_key);
 out:
+	sg_dfa_job_free(compiled.dfa_job);
 	sg_compiled_free(&compiled);
 	sg_policy_set_free(&set);
 	sg_policy_free(&policy);

@@ -273,6 +273,7 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	if (r < 0)
 		return r;
 	h->src.config = &h->config;
+	h->src.dfa_apart = true; /* a container waits for its hook */
 	h->src.sysctls = h->oci.sysctls;
 	h->src.n_sysctls = h->oci.n_sysctls;
 	r = read_annotation_policy(h, err);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,16 +99,6 @@ static ssize_t receive(int sock, struct update *u)
 	return w.head.n;
 }
 
-/* Closes every descriptor but @keep (close_range, Linux 5.9: below the kernel floor). */
-static void close_all_but(int keep)
-{
-	for (int std = 0; std <= 2 && std < keep; std++)
-		close(std);
-	if (keep > 3)
-		syscall(__NR_close_range, 3u, (unsigned)keep - 1, 0u);
-	syscall(__NR_close_range, (unsigned)keep + 1, ~0u, 0u);
-}
-
 /*
  * The placer's threads, one per update but the first, started before the
  * maps come, while the hook parses: started once they had come, one after
@@ -168,7 +157,7 @@ static void placer_main(int sock, size_t expected, pid_t parent)
 		if (getppid() != parent)
 			_exit(0);
 	}
-	close_all_but(sock);
+	sg_close_all_but(sock);
 	/* It sees no input of the container's, but it needs no more than the hook (confine.c). */
 	sg_confine(NULL);
 	for (size_t i = 1; i < expected; i++) {

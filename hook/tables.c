@@ -20,6 +20,7 @@
 
 #include <bpf/bpf.h>
 
+#include "dfa_job.h"
 #include "eval.h"
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
@@ -413,6 +414,8 @@ struct maps_work {
 	struct policy_maps *m;
 	struct table_sizes sizes; /* each bucket count set by the thread that plans its table */
 	struct sg_hashed_tables hashed;
+	struct sg_dfa_shape dfa_shape; /* of a DFA built apart, once its table came */
+	bool dfa_came;
 	size_t next; /* the next index of make_order to take (atomic) */
 	int error;   /* 0 or the first negative errno (atomic) */
 };
@@ -447,21 +450,39 @@ static int plan_table(struct maps_work *w, size_t pin)
 	return r < 0 ? -EOVERFLOW : 0;
 }
 
-static int make_map(struct maps_work *w, size_t pin)
+/* Makes and fills the map of pin @pin into *@fd (-1 when not made): 0 or -errno. */
+static int make_filled(const struct sg_compiled *c, size_t pin, const struct table_sizes *sizes,
+		       const struct sg_hashed_tables *hashed, int *fd)
 {
 	char fault[32];
-	int r = plan_table(w, pin);
 
-	if (r < 0)
-		return r;
-	w->m->fds[pin] = create_map(w->c, pin, &w->sizes);
-	if (w->m->fds[pin] < 0)
+	*fd = create_map(c, pin, sizes);
+	if (*fd < 0)
 		return -errno;
 	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
 	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
 	if (sg_injected_fault(fault))
 		return -EIO;
-	return fill_map(w->m->fds[pin], pin, w->c, &w->hashed);
+	return fill_map(*fd, pin, c, hashed);
+}
+
+int sg_tables_make_dfa(const struct sg_compiled *c)
+{
+	int fd, r = make_filled(c, SG_TABLE_DFA, &(struct table_sizes){0}, NULL, &fd);
+	if (r < 0 && fd >= 0)
+		close(fd);
+	return r < 0 ? r : fd;
+}
+
+static int make_map(struct maps_work *w, size_t pin)
+{
+	if (pin == SG_TABLE_DFA && w->c->dfa_job) {
+		int r = sg_dfa_job_finish(w->c->dfa_job, &w->m->fds[pin], &w->dfa_shape);
+		w->dfa_came = r == 0;
+		return r;
+	}
+	int r = plan_table(w, pin);
+	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->hashed, &w->m->fds[pin]);
 }
 
 static void *make_maps_thread(void *arg)
@@ -542,6 +563,8 @@ static int end_maps(struct maps_making *mk, bool cancel)
 		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
 	mk->w.info->config.exact_homes = mk->w.hashed.exact.n_homes;
 	mk->w.info->config.value_homes = mk->w.hashed.values.n_homes;
+	if (mk->w.dfa_came)
+		sg_dfa_shape_apply(&mk->w.dfa_shape, &mk->w.info->config);
 	sg_hashed_tables_free(&mk->w.hashed);
 	return mk->w.error;
 }
@@ -908,7 +931,8 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 	struct sg_policy_info info;
 	char staging[PATH_MAX];
 	const size_t n_long = sg_long_names(c);
-	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
+	/* A DFA built apart is the second thread's work already, on the other CPU. */
+	const bool large = !c->dfa_job && tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
 
 	memset(m.fds, -1, sizeof(m.fds));
 	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
@@ -941,6 +965,8 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 {
 	memset(out, 0, sizeof(*out));
 	int r = find_or_make(prog, c, placer, out);
+	if (r < 0 && sg_dfa_job_error(c->dfa_job, err))
+		return r; /* the DFA, built apart, could not be compiled: as sg_compile says */
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)
@@ -958,6 +984,11 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "of its names or values hash alike under this seed; "
 			    "a new attempt draws a new one",
 			    out->key);
+		if (r == -EPIPE && c->dfa_job)
+			return sg_system_error(err, EPIPE,
+					       "the process building the DFA of policy %s died "
+					       "before it was done",
+					       out->key);
 		if (r == -ETIMEDOUT)
 			return sg_system_error(
 			    err, ETIMEDOUT,

@@ -62,6 +62,9 @@ void sg_tables_start_placer(struct sg_placer *placer);
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
 
+/* The DFA's table of @c, made and filled (for dfa_job.c's child): its descriptor, or -errno. */
+int sg_tables_make_dfa(const struct sg_compiled *c);
+
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);
 

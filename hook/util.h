@@ -140,6 +140,12 @@ static inline void sg_copy_short(void *dst, const void *src, size_t n)
 	memcpy(d + n - sizeof(w), &w, sizeof(w));
 }
 
+/*
+ * Closes every descriptor but @keep, in a child that needs nothing it
+ * inherited (close_range, Linux 5.9: below the kernel floor).
+ */
+void sg_close_all_but(int keep);
+
 /* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
 void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

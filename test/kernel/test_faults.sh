@@ -56,6 +56,29 @@ expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
 	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 "$SG" detach --cgroup "$CG" >/dev/null
 
+# A policy of many patterns has its DFA and the DFA's table made by a child
+# (dfa_job.c). The table failing there, or the child dying, fails the
+# attach with nothing left behind; the DFA decides in the kernel; built in
+# the process itself (no fork), it gives the same policy key.
+PATTERN_RULES=$(for i in $(seq 300); do printf '{ "name": "net.ipv6.conf.sgp%d*.mtu", "access": "none" },' "$i"; done)
+PATTERNS=$(policy patterns "{ \"version\": 1, \"default\": \"read-write\", \"rules\": [$PATTERN_RULES { \"name\": \"kernel.domainnam?\", \"access\": \"read\" }, $UNIQUE] }")
+for step in fill_dfa dfa_child; do
+	expect "$step fails in a policy of many patterns: exit status 2, said so" "2 yes" sh -c \
+		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error|building the DFA of policy [0-9a-f]* died' && echo yes)"
+	expect "$step fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
+	expect "$step fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
+done
+key_of_attach() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$PATTERNS" | grep -o 'policy [0-9a-f]*'; }
+APART_KEY=$(key_of_attach none)
+expect "an attach of many patterns names its policy" "yes" sh -c "[ -n '$APART_KEY' ] && echo yes"
+expect "a DFA built apart decides in the kernel: its pattern denies, the default allows" "EPERM ok" sh -c \
+	"echo \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/hostname x)"
+"$SG" detach --cgroup "$CG" >/dev/null
+expect "the DFA built in the process itself gives the same policy key" "$APART_KEY" key_of_attach dfa_apart
+expect "... and decides the same" "EPERM" io "$CG" --uts write kernel/domainname x
+"$SG" detach --cgroup "$CG" >/dev/null
+expect "and no staging left (guard, policy)" "0 0" staging_both
+
 # Without a placer (placer.c: no fork, no socket) the hook makes the
 # outer-map updates itself, waits included, and the guard is the same.
 NO_PLACER=$(big_policy no_placer "{ \"name\": \"kernel.sg_no_placer_$$\", \"access\": \"none\" }")
@@ -161,6 +184,13 @@ if can_valgrind "$VG_SG"; then
 	expect "memcheck: a failed attach is clean (exit 2, no memory errors)" "2" memcheck map_update "$FRESH"
 	BIG_FRESH=$(big_policy big_fresh "{ \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }")
 	expect "memcheck: a large policy failing in a map thread is clean (exit 2)" "2" memcheck fill_dfa "$BIG_FRESH"
+	PAT_FRESH=$(policy pat_fresh "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"kernel.sg_memcheck_pat_$$\", \"access\": \"none\" }] }")
+	# failing first: made once, the policy is found by its key, and no child is asked
+	for step in dfa_child fill_dfa none; do
+		expect "a policy of many patterns, $step: no descriptor leaks (hook and child)" "0" leaked_fds "$step" "$PAT_FRESH"
+	done
+	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
+	expect "memcheck: a policy of many patterns, its DFA built apart, is clean" "0" memcheck none "$PAT_FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
 finish

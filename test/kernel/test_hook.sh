@@ -124,6 +124,23 @@ container hook-d2 "$UNIQUE_D"
 expect "inputs the node has seen: no parsing, no self-confinement, and guarded" "EPERM" confined_run hook-d2
 state hook-d2 stopped 0 | "$SG" hook poststop
 
+# A policy of many patterns: the confined hook has a child build its DFA
+# (dfa_job.c), under the hook's seccomp list, and the guard decides by it.
+PATTERNS_P=$(python3 -c 'import json,sys
+rules = [{"name": "net.ipv6.conf.sgh%d*.mtu" % i, "access": "none"} for i in range(300)]
+rules += [{"name": "kernel.domainnam?", "access": "read"}, {"name": "kernel.sg_hook_p_" + sys.argv[1], "access": "none"}]
+print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": "read-write", "rules": rules})}))' "$$")
+container hook-p "$PATTERNS_P"
+echo '{ "version": 1, "log": {"level": "debug", "syslog": false} }' >"$TMPDIR_TEST/debug.json"
+apart_run() { # whether the hook said it built the DFA apart, then what two writes got
+	state hook-p created "$PID" | SYSCTL_GUARD_CONFIG=$TMPDIR_TEST/debug.json "$SG" hook createRuntime 2>&1 |
+		grep -c 'the DFA is built apart'
+	echo $("$SG_IO" --cgroup "$CG" --uts write kernel/domainname x) $("$SG_IO" --cgroup "$CG" --uts write kernel/hostname x)
+}
+expect "many patterns: the confined hook builds the DFA apart; its pattern denies, the default allows" "1
+EPERM ok" apart_run
+state hook-p stopped 0 | "$SG" hook poststop
+
 # The hook under valgrind's memcheck: no memory errors, no definite leaks.
 # A static binary hides its allocations from memcheck: its dynamic twin runs.
 VG_SG=${SG_DYNAMIC:-$SG}
@@ -190,11 +207,13 @@ done
 expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 
 # SIGKILL at any moment of a hook making a new large policy: its placer
-# (forked before the policy is parsed, placer.h) goes with it, and what is
-# left is a complete guard or nothing that gc does not remove.
-big_inline() { # NONCE: an annotation with a 10,002-rule inline policy no other hook has made
+# (forked before the policy is parsed, placer.h) goes with it, the child
+# building its DFA (dfa_job.h) finishes and exits, and what is left is a
+# complete guard or nothing that gc does not remove.
+big_inline() { # NONCE: an annotation with a 10,302-rule inline policy no other hook has made
 	python3 -c 'import json,sys
 rules = [{"name": "net.ipv4.conf.sgk%d.rp_filter" % i, "access": "none"} for i in range(10000)]
+rules += [{"name": "net.ipv6.conf.sgk%d*.mtu" % i, "access": "none"} for i in range(300)]  # a DFA built apart
 rules.append({"name": "kernel.domainname", "access": "read"})
 rules.append({"name": "kernel.sg_kill_" + sys.argv[1], "access": "none"})
 print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": rules})}))' "$1"
