@@ -68,6 +68,13 @@ for step in fill_dfa dfa_child; do
 	expect "$step fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
 	expect "$step fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
 done
+# Too complex (more than SG_MAX_DFA_STATES), found in the child: exit 1, as sg_compile says.
+COMPLEX=$(policy complex "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"**.a$(printf '.*%.0s' $(seq 19))\", \"access\": \"none\" }] }")
+too_complex() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$COMPLEX" 2>&1 >/dev/null; echo "exit $?"; }
+expect "a DFA too complex, built apart: exit 1 and why" "sysctl-guard: $COMPLEX: policy too complex: the patterns need more than 262144 DFA states; use fewer '*'/'**' patterns
+exit 1" too_complex none
+expect "... the same as built in the process itself" "$(too_complex dfa_apart)" too_complex none
+expect "... nothing attached" "0" programs_on "$CG"
 key_of_attach() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$PATTERNS" | grep -o 'policy [0-9a-f]*'; }
 APART_KEY=$(key_of_attach none)
 expect "an attach of many patterns names its policy" "yes" sh -c "[ -n '$APART_KEY' ] && echo yes"
