@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,11 @@ static __attribute__((noreturn)) void child_main(int sock, const struct sg_polic
 
 	memset(&a, 0, sizeof(a));
 	sg_close_all_but(sock); /* the hook's locks and sockets stay the hook's */
-	/* dfa_child: a fault test's child that dies before it answers */
+	/* dfa_child: a fault test's child that dies before it answers; dfa_stall: one late */
 	if (sg_injected_fault("dfa_child"))
 		kill(getpid(), SIGKILL);
+	if (sg_injected_fault("dfa_stall"))
+		sleep(1);
 	a.result = sg_compile_dfa(set, &dfa, &a.err);
 	if (a.result == 0) {
 		fd = sg_tables_make_dfa(&dfa);
@@ -129,7 +132,28 @@ int sg_compile_apart(const struct sg_policy_set *set, struct sg_compiled *out, s
 	return 0;
 }
 
-/* Reads the child's answer: a message of its size, and a descriptor with a success. */
+/* How long the hook waits for the answer: a fault test's child stalls past a short wait. */
+static int answer_timeout_ms(void)
+{
+	return sg_injected_fault("dfa_stall") ? 200 : SG_DFA_JOB_TIMEOUT_S * 1000;
+}
+
+/* Kills the child, once, and takes its answer to be @result. */
+static void give_up(struct sg_dfa_job *job, int result)
+{
+	kill(job->pid, SIGKILL);
+	job->answered = true;
+	job->result = result;
+	if (job->sock >= 0)
+		close(job->sock);
+	job->sock = -1;
+}
+
+/*
+ * Reads the child's answer: a message of its size, and a descriptor with a
+ * success. The child only computes: a wait past the timeout means it was
+ * stopped (a debugger, a freezer), and the hook holds the pins lock.
+ */
 static void receive(struct sg_dfa_job *job)
 {
 	struct answer a;
@@ -142,8 +166,16 @@ static void receive(struct sg_dfa_job *job)
 			     .msg_iovlen = 1,
 			     .msg_control = control.buf,
 			     .msg_controllen = sizeof(control.buf)};
+	struct pollfd pfd = {.fd = job->sock, .events = POLLIN};
 	ssize_t n;
+	int ready;
 
+	while ((ready = poll(&pfd, 1, answer_timeout_ms())) < 0 && errno == EINTR)
+		;
+	if (ready == 0) {
+		give_up(job, -ETIME); /* not -ETIMEDOUT: the placer's (placer.h) */
+		return;
+	}
 	while ((n = recvmsg(job->sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
@@ -153,13 +185,16 @@ static void receive(struct sg_dfa_job *job)
 	job->answered = true;
 	close(job->sock);
 	job->sock = -1;
-	if (n != (ssize_t)sizeof(a) || (a.result == 0) != (job->fd >= 0)) {
+	if (n > 0 && (msg.msg_flags & MSG_CTRUNC))
+		job->result =
+		    -EMFILE; /* the descriptor did not fit: this process is at its limit */
+	else if (n != (ssize_t)sizeof(a) || (a.result == 0) != (job->fd >= 0))
 		job->result = -EPIPE; /* died (or was killed) before it answered */
-		return;
+	else {
+		job->result = a.result;
+		job->shape = a.shape;
+		job->err = a.err;
 	}
-	job->result = a.result;
-	job->shape = a.shape;
-	job->err = a.err;
 }
 
 int sg_dfa_job_finish(struct sg_dfa_job *job, int *fd, struct sg_dfa_shape *shape)
@@ -175,11 +210,21 @@ int sg_dfa_job_finish(struct sg_dfa_job *job, int *fd, struct sg_dfa_shape *shap
 	return 0;
 }
 
-bool sg_dfa_job_error(const struct sg_dfa_job *job, struct sg_err *err)
+void sg_dfa_job_cancel(struct sg_dfa_job *job)
 {
-	if (!job || !job->answered || !sg_err_is_set(&job->err))
+	if (job && !job->answered)
+		give_up(job, -ECANCELED);
+}
+
+bool sg_dfa_job_input_error(struct sg_dfa_job *job, struct sg_err *err)
+{
+	if (!job)
 		return false;
-	sg_err_copy(err, &job->err);
+	if (!job->answered)
+		receive(job);
+	if (!sg_err_is_set(&job->err))
+		return false;
+	*err = job->err;
 	return true;
 }
 
@@ -188,16 +233,14 @@ void sg_dfa_job_free(struct sg_dfa_job *job)
 	if (!job)
 		return;
 	if (!job->answered)
-		kill(job->pid, SIGKILL);
-	if (job->sock >= 0)
-		close(job->sock);
+		give_up(job, -ECANCELED);
 	if (job->fd >= 0)
 		close(job->fd);
 	/*
-	 * Reaped if it is gone: one that answered is exiting, which takes its
-	 * time to give back its memory; not waited for, it is reaped with this
-	 * process (as the placer is).
+	 * Waited for: killed, it is gone at once; one that answered exits
+	 * right after, long before the hook is done with the tables.
 	 */
-	waitpid(job->pid, NULL, WNOHANG);
+	while (waitpid(job->pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	free(job);
 }

@@ -11,10 +11,12 @@
  * one interrupting the other's CPU to flush its TLB (costly in a VM).
  *
  * The child only computes and makes one map: it waits on nothing, so the
- * hook's wait for it is bounded by that work. Should it die, the hook sees
- * its end of the socket close and fails; a hook that dies leaves a child
- * that finishes, finds no one to hand the map to and exits, the map freed
- * with it.
+ * hook's wait for it is bounded by that work (and by a timeout, for a
+ * child someone stopped). Should it die, the hook sees its end of the
+ * socket close and fails; a hook that dies leaves a child that finishes,
+ * finds no one to hand the map to and exits, the map freed with it. The
+ * child keeps none of the hook's descriptors, standard ones included: a
+ * runtime reads a hook's output until every writer is gone.
  */
 #ifndef SG_DFA_JOB_H
 #define SG_DFA_JOB_H
@@ -35,19 +37,32 @@
  */
 int sg_compile_apart(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
+/* A child that has not answered after this long is killed (a stopped one, say). */
+#define SG_DFA_JOB_TIMEOUT_S 20
+
 /*
  * Waits for the child's answer, once; later calls return the same. 0 and
  * the DFA's table (a new descriptor for each call, the caller's) and shape,
- * or -errno: -EINVAL when the DFA could not be compiled (sg_dfa_job_error
- * says why), -EPIPE when the child died without answering, or the
- * kernel's refusal of the table.
+ * or -errno: -EINVAL when the DFA could not be compiled (then
+ * sg_dfa_job_input_error says why), -EPIPE when the child died without
+ * answering, -ETIME when it did not answer in SG_DFA_JOB_TIMEOUT_S
+ * (killed), -ECANCELED after sg_dfa_job_cancel, or the kernel's refusal
+ * of the table.
  */
 int sg_dfa_job_finish(struct sg_dfa_job *job, int *fd, struct sg_dfa_shape *shape);
 
-/* The child's compile error, into @err (the first wins): whether there was one. */
-bool sg_dfa_job_error(const struct sg_dfa_job *job, struct sg_err *err);
+/* The DFA is not needed after all (its policy was found made): kills the child. NULL is fine. */
+void sg_dfa_job_cancel(struct sg_dfa_job *job);
 
-/* Kills and reaps a child not finished, closes the table. NULL is fine. */
+/*
+ * Whether the policy's DFA could not be compiled: then its input error
+ * replaces @err. Waits for the answer if it has not come: an input error
+ * is what a failure reports first, as when the DFA is built in the
+ * process, whatever failed after. NULL is fine (false).
+ */
+bool sg_dfa_job_input_error(struct sg_dfa_job *job, struct sg_err *err);
+
+/* Kills a child that has not answered, reaps it, closes the table. NULL is fine. */
 void sg_dfa_job_free(struct sg_dfa_job *job);
 
 #endif

@@ -941,6 +941,8 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 		if (large && r == 0)
 			end_maps(&mk, true);
 		close_maps(&m);
+		/* Of the same key, the DFA was built (and compiled) before: its child stops. */
+		sg_dfa_job_cancel(c->dfa_job);
 		return 0;
 	}
 	if (!large)
@@ -965,8 +967,9 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 {
 	memset(out, 0, sizeof(*out));
 	int r = find_or_make(prog, c, placer, out);
-	if (r < 0 && sg_dfa_job_error(c->dfa_job, err))
-		return r; /* the DFA, built apart, could not be compiled: as sg_compile says */
+	if (r < 0 && sg_dfa_job_input_error(c->dfa_job, err))
+		return -EINVAL; /* the DFA, built apart, could not be compiled: as sg_compile says
+				 */
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)
@@ -989,6 +992,12 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 					       "the process building the DFA of policy %s died "
 					       "before it was done",
 					       out->key);
+		if (r == -ETIME)
+			return sg_system_error(err, ETIME,
+					       "the process building the DFA of policy %s did not "
+					       "finish in %d s: the node did not run it; try again "
+					       "when it is less busy",
+					       out->key, SG_DFA_JOB_TIMEOUT_S);
 		if (r == -ETIMEDOUT)
 			return sg_system_error(
 			    err, ETIMEDOUT,

@@ -75,6 +75,19 @@ expect "a DFA too complex, built apart: exit 1 and why" "sysctl-guard: $COMPLEX:
 exit 1" too_complex none
 expect "... the same as built in the process itself" "$(too_complex dfa_apart)" too_complex none
 expect "... nothing attached" "0" programs_on "$CG"
+expect "... and first, whatever fails after the compile (a cgroup that is not there)" "1
+1" bash -c \
+	"\"$SG\" attach --cgroup \"$CG/none\" --policy \"$COMPLEX\" 2>&1 | grep -c 'policy too complex'; echo \${PIPESTATUS[0]}"
+# A child that does not answer in time (dfa_stall: it sleeps a second, the
+# hook waits 0.2 s) is killed and reaped: nothing attached, no child left.
+children_of_attach() { # the attach's exit status, then how many of its processes are left
+	setsid sh -c "SYSCTL_GUARD_FAULT=dfa_stall \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" >/dev/null 2>\"$TMPDIR_TEST/stall.err\"; echo \$? >\"$TMPDIR_TEST/stall.rc\"" &
+	local sid=$!
+	wait "$sid"
+	echo "$(cat "$TMPDIR_TEST/stall.rc") $(ps -o stat= -s "$sid" | wc -l) $(grep -c 'did not finish in 20 s' "$TMPDIR_TEST/stall.err")"
+}
+expect "a child that does not answer in time: exit 2, said so, killed and reaped" "2 0 1" children_of_attach
+expect "... nothing attached" "0" programs_on "$CG"
 key_of_attach() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$PATTERNS" | grep -o 'policy [0-9a-f]*'; }
 APART_KEY=$(key_of_attach none)
 expect "an attach of many patterns names its policy" "yes" sh -c "[ -n '$APART_KEY' ] && echo yes"

@@ -89,6 +89,21 @@ container hook-g '{"io.sysctl-guard.policy": "{\"version\": 1, \"rules\": 5}"}'
 bad_policy() { state hook-g created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime 2>&1 >/dev/null | grep -c "rules"; echo "exit ${PIPESTATUS[1]}"; }
 expect "... but not a policy that does not parse: exit 1, naming it" "1
 exit 1" bad_policy
+# Nor one too complex, found by the child that builds its DFA apart (dfa_job.h).
+COMPLEX_P=$(python3 -c 'import json,sys
+rules = [{"name": "net.ipv6.conf.sgc%d*.mtu" % i, "access": "none"} for i in range(300)]
+rules.append({"name": "**.a" + ".*" * 19, "access": "none"})
+print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": rules})}))')
+container hook-x "$COMPLEX_P"
+too_complex() { # FAULTS: what the hook said of it, and its exit status
+	state hook-x created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime 2>&1 >/dev/null |
+		grep -c "policy too complex"
+	echo "exit ${PIPESTATUS[1]}"
+}
+expect "... nor one too complex, its DFA built apart, the kernel failing first: exit 1" "1
+exit 1" too_complex prog_load
+expect "... the same with its DFA built in the hook" "1
+exit 1" too_complex prog_load,dfa_apart
 echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
 
 # SYSCTL_GUARD_TIMING=1 (timing.h): a policy new on the node goes through every phase.
