@@ -172,8 +172,9 @@ static void receive(struct sg_dfa_job *job)
 
 	while ((ready = poll(&pfd, 1, answer_timeout_ms())) < 0 && errno == EINTR)
 		;
-	if (ready == 0) {
-		give_up(job, -ETIME); /* not -ETIMEDOUT: the placer's (placer.h) */
+	if (ready <= 0) {
+		/* -ETIME, not -ETIMEDOUT: that is the placer's (placer.h) */
+		give_up(job, ready == 0 ? -ETIME : -errno);
 		return;
 	}
 	while ((n = recvmsg(job->sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
@@ -185,9 +186,9 @@ static void receive(struct sg_dfa_job *job)
 	job->answered = true;
 	close(job->sock);
 	job->sock = -1;
+	/* a descriptor cut off: this process is at its limit of them */
 	if (n > 0 && (msg.msg_flags & MSG_CTRUNC))
-		job->result =
-		    -EMFILE; /* the descriptor did not fit: this process is at its limit */
+		job->result = -EMFILE;
 	else if (n != (ssize_t)sizeof(a) || (a.result == 0) != (job->fd >= 0))
 		job->result = -EPIPE; /* died (or was killed) before it answered */
 	else {

@@ -967,9 +967,9 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 {
 	memset(out, 0, sizeof(*out));
 	int r = find_or_make(prog, c, placer, out);
+	/* A DFA built apart that could not be compiled: said as sg_compile says it. */
 	if (r < 0 && sg_dfa_job_input_error(c->dfa_job, err))
-		return -EINVAL; /* the DFA, built apart, could not be compiled: as sg_compile says
-				 */
+		return -EINVAL;
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)

@@ -57,7 +57,8 @@ void sg_tables_start_placer(struct sg_placer *placer);
  * Finds the tables of @compiled for program @prog, or makes, fills and pins
  * them and has @placer (sg_tables_start_placer) put them in the program's
  * outer maps. The caller holds the pins lock (shared) until the policy is in a
- * cgroup's storage.
+ * cgroup's storage. A DFA built apart (compiled->dfa_job) comes from its
+ * child; a policy found made stops that child.
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
