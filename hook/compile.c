@@ -778,11 +778,8 @@ static uint64_t sg_exact_order(const char *name, size_t len)
 		memcpy(&word, name + i, sizeof(word));
 		h = sg_hash_mix(h, word);
 	}
-	if (i < len) {
-		word = 0;
-		sg_copy_short(&word, name + i, len - i);
-		h = sg_hash_mix(h, word);
-	}
+	if (i < len)
+		h = sg_hash_mix(h, sg_load_short(name + i, len - i));
 	return h;
 }
 

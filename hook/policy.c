@@ -485,7 +485,7 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root,
 			  description = PATH_TOP("description"), mode = PATH_TOP("mode"),
 			  default_path = PATH_TOP("default"), rules = PATH_TOP("rules");
 	const struct sg_json *f;
-	int r, value;
+	int r, value = 0;
 
 	r = expect_type(c, root, SG_JSON_OBJECT, &top);
 	if (r == 0)

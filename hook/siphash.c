@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 #define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
 static void sip_round(struct sg_siphash *h)
@@ -46,29 +48,6 @@ void sg_siphash_init(struct sg_siphash *h, const uint64_t key[2])
 	} while (0)
 
 /*
- * The @len (under 8) bytes at @p as the low bytes of a little-endian word:
- * two loads that overlap, whose shared bytes are alike, so or-ing them is
- * exact. A byte loop here cost more than the rounds for a policy's names,
- * hashed a few tens of bytes at a time.
- */
-static uint64_t load_partial(const unsigned char *p, size_t len)
-{
-	if (len >= 4) {
-		uint32_t a, z;
-		memcpy(&a, p, 4);
-		memcpy(&z, p + len - 4, 4);
-		return a | (uint64_t)z << (8 * (len - 4));
-	}
-	if (len >= 2) {
-		uint16_t a, z;
-		memcpy(&a, p, 2);
-		memcpy(&z, p + len - 2, 2);
-		return a | (uint64_t)z << (8 * (len - 2));
-	}
-	return len ? p[0] : 0;
-}
-
-/*
  * Whole words however the input is cut: when the pending word holds @fill
  * bytes, each word of input completes it and leaves its last @fill bytes
  * pending. A policy's key hashes megabytes in pieces of every length.
@@ -93,7 +72,7 @@ void sg_siphash_update(struct sg_siphash *h, const void *data, size_t len)
 		ABSORB_LOCAL(v0, v1, v2, v3, m);
 	}
 	if (len) {
-		const uint64_t rest = load_partial(p, len);
+		const uint64_t rest = sg_load_short(p, len);
 		tail |= rest << (8 * fill); /* what does not fit the word is shifted out */
 		fill += (unsigned)len;
 		if (fill >= 8) {

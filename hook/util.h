@@ -141,6 +141,31 @@ static inline void sg_copy_short(void *dst, const void *src, size_t n)
 }
 
 /*
+ * The @n (under 8) bytes at @p as the low bytes of a little-endian word,
+ * zeros above: two loads that overlap, whose shared bytes are alike, so
+ * or-ing them is exact. For the last bytes of a name or a hashed piece: a
+ * byte loop there cost more than the hashing.
+ */
+static inline uint64_t sg_load_short(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	if (n >= 4) {
+		uint32_t a, z;
+		memcpy(&a, b, 4);
+		memcpy(&z, b + n - 4, 4);
+		return a | (uint64_t)z << (8 * (n - 4));
+	}
+	if (n >= 2) {
+		uint16_t a, z;
+		memcpy(&a, b, 2);
+		memcpy(&z, b + n - 2, 2);
+		return a | (uint64_t)z << (8 * (n - 2));
+	}
+	return n ? b[0] : 0;
+}
+
+/*
  * Closes every descriptor but @keep, in a child that needs nothing it
  * inherited (close_range, Linux 5.9: below the kernel floor).
  */
