@@ -259,8 +259,8 @@ static int make_link(const struct sg_program *prog, int cg_fd, uint64_t cgid, in
 		     bool *reused)
 {
 	const struct bpf_link_info old = link_info(old_link_fd);
-	*reused = old.prog_id && old.prog_id == prog_id(prog->prog_fd) &&
-		  old.cgroup.cgroup_id == cgid;
+	*reused =
+	    old.prog_id && old.prog_id == prog_id(prog->prog_fd) && old.cgroup.cgroup_id == cgid;
 	if (*reused) {
 		int fd = dup(old_link_fd);
 		return fd < 0 ? -errno : fd;

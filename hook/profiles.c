@@ -12,7 +12,7 @@
 #include "err.h"
 #include "util.h"
 
-#define SG_PROFILE_NAME_MAX  64
+#define SG_PROFILE_NAME_MAX 64
 
 /* Generated from the files in hook/profiles by hook/profiles/embed.py; ends with a NULL name. */
 struct sg_builtin_profile {
