@@ -37,7 +37,7 @@
 
 /* Room for every name below; jumps in classic BPF reach at most 255 instructions ahead. */
 #define MAX_ALLOWED 120
-#define MAX_INSNS   (2 * MAX_ALLOWED + 7)
+#define MAX_INSNS   (2 * MAX_ALLOWED + 11)
 _Static_assert(MAX_INSNS <= 255, "filter jumps must stay within 255 instructions");
 
 /* A search narrows down to this many numbers, then compares them one by one. */
@@ -70,6 +70,7 @@ static const uint32_t needed[] = {
     __NR_recvmsg,
     __NR_close_range,
     __NR_wait4,
+    __NR_getppid, /* a placer whose parent is gone already does not place */
     /* the answer of the child building a DFA apart (hook/dfa_job.c), with a timeout */
     __NR_ppoll,
 #ifdef __NR_poll
@@ -166,7 +167,7 @@ static const uint32_t needed[] = {
 #ifdef __SANITIZE_ADDRESS__
 /* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
 static const uint32_t sanitizer_needs[] = {
-    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_getppid, __NR_tgkill,
+    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_tgkill,
 #ifdef __x86_64__
     __NR_getdents,
 #endif
@@ -238,15 +239,26 @@ static uint32_t deny_action(void)
 						   : SECCOMP_RET_ERRNO | EPERM;
 }
 
+/* Where the low 32 bits of a call's first argument are in struct seccomp_data. */
+static uint32_t arg0_low(void)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return offsetof(struct seccomp_data, args[0]);
+#else
+	return offsetof(struct seccomp_data, args[0]) + sizeof(uint32_t);
+#endif
+}
+
 /*
- * A filter that allows @nrs (sorted here) and fails every other call of this
- * architecture (deny_action); a call of another ABI (i386 through int 0x80,
- * x32) kills the process, as libseccomp's bad-arch action did. @out has room
- * for MAX_INSNS instructions; returns their number.
+ * A filter that allows @nrs (sorted here) and prctl(PR_SET_PDEATHSIG), and
+ * fails every other call of this architecture (deny_action); a call of
+ * another ABI (i386 through int 0x80, x32) kills the process, as
+ * libseccomp's bad-arch action did. @out has room for MAX_INSNS
+ * instructions; returns their number.
  */
 static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 {
-	const size_t deny = 4 + search_size(n_nrs), allow = deny + 1, kill = deny + 2;
+	const size_t deny = 8 + search_size(n_nrs), allow = deny + 1, kill = deny + 2;
 	size_t pc = 0;
 
 	qsort(nrs, n_nrs, sizeof(*nrs), cmp_nr);
@@ -264,6 +276,20 @@ static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0);
 #endif
 	pc++;
+	/*
+	 * prctl only to die with the parent: a placer forked by a confined
+	 * process (preload) asks for that too (placer.c). The option is an int:
+	 * the kernel reads the low half of the argument.
+	 */
+	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3);
+	pc++;
+	out[pc++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0_low());
+	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PDEATHSIG,
+					       (uint8_t)(allow - pc - 1), 0);
+	pc++;
+	/* Any other prctl is up to the list (the sanitizers' has it). */
+	out[pc++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						 offsetof(struct seccomp_data, nr));
 	emit_search(nrs, n_nrs, allow, deny, out, &pc);
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_action());
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

@@ -149,14 +149,11 @@ static void placer_main(int sock, size_t expected, pid_t parent)
 	 * placing later, after gc found the hook gone and freed its slot, it
 	 * would fill a slot that another policy may hold. Dying after the hook
 	 * is harmless: the hook exits only once the updates are in, and the
-	 * grace periods left end either way. A parent confined already (preload)
-	 * left no prctl to ask with; nothing kills that one from outside.
+	 * grace periods left end either way. A confined parent's filter
+	 * (preload's) lets this one prctl through (confine.c).
 	 */
-	if (!sg_confined()) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(0);
-	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(0);
 	sg_close_all_but(sock);
 	/* It sees no input of the container's, but it needs no more than the hook (confine.c). */
 	sg_confine(NULL);
