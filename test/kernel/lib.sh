@@ -121,8 +121,10 @@ hook_created() {
 	grep -q "found by its inputs" "$TMPDIR_TEST/$1.err" && echo -n "reused " || echo -n "made "
 }
 
-# policy_of ID: the policy key of container ID's guard.
-policy_of() { "$SG" status --container "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
+# policy_of ID: the policy key of container ID's guard; policy_of_cgroup DIR: of DIR's.
+first_policy_hash() { python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
+policy_of() { "$SG" status --container "$1" --json | first_policy_hash; }
+policy_of_cgroup() { "$SG" status --cgroup "$1" --json 2>/dev/null | first_policy_hash; }
 
 # Entries of the node programs' outer maps at slots no policy holds: 0 at
 # every moment (a slot is claimed before it is placed, emptied before it is freed).

@@ -12,7 +12,6 @@ PINS=/sys/fs/bpf/sysctl-guard
 POLICY=$(policy gc "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.sg_gc_$$_$RANDOM\", \"access\": \"none\" }, { \"name\": \"kernel.domainname\", \"access\": \"read\" }] }")
 OTHER=$(policy other "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.sg_gc_other_$$_$RANDOM\", \"access\": \"none\" }] }")
 write_in() { io "$1" --uts write kernel/domainname x; }
-key_of() { "$SG" status --cgroup "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
 pinned() { [ -e "$1" ] && echo yes || echo no; }
 # gc_then_write, detach_then_write CGROUP, attach_then_write CGROUP POLICY:
 # the command's exit status, then what a write in the cgroup got;
@@ -36,7 +35,7 @@ replace_meta() {
 new_cgroup OLD
 attach "$OLD" "$POLICY" || finish
 OLD_ID=$(stat -c %i "$OLD")
-OLD_KEY=$(key_of "$OLD")
+OLD_KEY=$(policy_of_cgroup "$OLD")
 replace_meta "$OLD_ID" 512 999 || { echo "FAIL: cannot replace the meta"; finish; }
 expect "status says the guard is not this version's" "yes" sh -c \
 	"\"$SG\" status --cgroup \"$OLD\" 2>&1 | grep -q 'not a guard of this version' && echo yes"
@@ -80,10 +79,10 @@ new_cgroup AHEAD
 new_cgroup HOLDER
 attach "$AHEAD" "$POLICY" || finish
 attach "$HOLDER" "$READS" || finish
-READS_KEY=$(key_of "$HOLDER")
-AHEAD_KEY=$(key_of "$AHEAD")
+READS_KEY=$(policy_of_cgroup "$HOLDER")
+AHEAD_KEY=$(policy_of_cgroup "$AHEAD")
 SYSCTL_GUARD_FAULT=kill_after_storage "$SG" attach --cgroup "$AHEAD" --policy "$READS" >/dev/null 2>&1
-expect "the killed attach left the meta naming the old policy" "$AHEAD_KEY" key_of "$AHEAD"
+expect "the killed attach left the meta naming the old policy" "$AHEAD_KEY" policy_of_cgroup "$AHEAD"
 "$SG" detach --cgroup "$HOLDER" >/dev/null
 "$SG" gc --min-age 0 >/dev/null 2>&1
 expect "gc keeps the policy the cgroup's storage names" "yes" pinned "$PINS/policies/$READS_KEY"
@@ -102,16 +101,16 @@ expect "attach again: exit 0, and it enforces" "0 EPERM" attach_then_write "$LOS
 OPEN=$(policy open "{ \"version\": 1, \"default\": \"read\", \"rules\": [{ \"name\": \"kernel.domainname\", \"access\": \"read-write\" }] }")
 new_cgroup RACE
 attach "$RACE" "$OPEN" || finish
-OPEN_KEY=$(key_of "$RACE")
+OPEN_KEY=$(policy_of_cgroup "$RACE")
 attach "$RACE" "$POLICY" || finish
-CLOSED_KEY=$(key_of "$RACE")
+CLOSED_KEY=$(policy_of_cgroup "$RACE")
 disagreements() {
 	local n=0 key got
 	for i in $(seq 20); do
 		"$SG" attach --cgroup "$RACE" --policy "$OPEN" >/dev/null 2>&1 &
 		"$SG" attach --cgroup "$RACE" --policy "$POLICY" >/dev/null 2>&1 &
 		wait
-		key=$(key_of "$RACE")
+		key=$(policy_of_cgroup "$RACE")
 		got=$(write_in "$RACE")
 		{ [ "$key" = "$OPEN_KEY" ] && [ "$got" = ok ]; } ||
 			{ [ "$key" = "$CLOSED_KEY" ] && [ "$got" = EPERM ]; } || n=$((n + 1))

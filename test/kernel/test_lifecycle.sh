@@ -96,7 +96,7 @@ expect "and each enforces its own policy" "EPERM ok" sh -c \
 UNUSED=$(policy unused "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_lifecycle_$$\", \"access\": \"none\" }] }")
 new_cgroup ONCE
 attach "$ONCE" "$UNUSED" || finish
-KEY=$("$SG" status --cgroup "$ONCE" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])')
+KEY=$(policy_of_cgroup "$ONCE")
 PROGRAM=$("$SG" status --cgroup "$ONCE" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])')
 slots_held_by_key() {
 	bpftool -j map dump pinned "/sys/fs/bpf/sysctl-guard/programs/$PROGRAM/slots" | python3 -c '
