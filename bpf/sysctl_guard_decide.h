@@ -536,6 +536,14 @@ SG_SUBPROG int sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_text *
 	return 0;
 }
 
+/* Whether s->cur is among the values listed for @rule_idx (its hash in the values table). */
+static SG_INLINE int sg_cur_listed(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx)
+{
+	s->vkey.rule = rule_idx;
+	s->vkey.hash = sg_hash_cur(s);
+	return sg_env_has_value(env, &s->vkey);
+}
+
 /*
  * One layer's verdict on a write by @rule (NULL: the layer default allowed
  * writes). Only an enforcing layer (@apply) changes s->cur; *rewritten says
@@ -558,12 +566,8 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 	if (s->cur_too_long)
 		return SG_REASON_VALUE_TOO_LONG;
 
-	if (rule->flags & SG_RULE_VALUES) {
-		s->vkey.rule = rule_idx;
-		s->vkey.hash = sg_hash_cur(s);
-		if (!sg_env_has_value(env, &s->vkey))
-			return SG_REASON_NOT_IN_VALUES;
-	}
+	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
+		return SG_REASON_NOT_IN_VALUES;
 	if (rule->flags & SG_RULE_RANGE) {
 		reason = sg_check_plain_range(s, rule, &n_fields);
 		if (reason != SG_REASON_ACCESS && reason != SG_REASON_CLAMPED)
@@ -599,9 +603,7 @@ static SG_INLINE int sg_is_pinned_write(struct sg_env *env, struct sg_scratch *s
 	*rule = sg_env_exact(env, &s->key);
 	if (*rule == SG_NO_RULE)
 		return 0;
-	s->vkey.rule = *rule;
-	s->vkey.hash = sg_hash_cur(s);
-	return sg_env_has_value(env, &s->vkey);
+	return sg_cur_listed(env, s, *rule);
 }
 
 static SG_INLINE int sg_is_violation(__u32 reason)
@@ -652,12 +654,8 @@ static SG_INLINE int sg_rule_keeps(struct sg_env *env, struct sg_scratch *s, __u
 
 	if (!rule || !(rule->flags & (SG_RULE_VALUES | SG_RULE_RANGE | SG_RULE_REWRITE)))
 		return 1;
-	if (rule->flags & SG_RULE_VALUES) {
-		s->vkey.rule = rule_idx;
-		s->vkey.hash = sg_hash_cur(s);
-		if (!sg_env_has_value(env, &s->vkey))
-			return 0;
-	}
+	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
+		return 0;
 	if ((rule->flags & SG_RULE_RANGE) &&
 	    sg_check_plain_range(s, rule, &n_fields) != SG_REASON_ACCESS)
 		return 0;
