@@ -175,6 +175,19 @@ static const char *verdict_text(enum sg_verdict v)
 	return v < SG_VERDICT_COUNT ? text[v] : "unknown";
 }
 
+/*
+ * The kernel's write() returns the length of the value it stores. Callers
+ * that loop until what they asked for is written take a larger count for a
+ * broken system call (README, "Write constraints").
+ */
+static void print_longer_note(size_t stored, size_t written)
+{
+	printf("  note:   write() returns %zu for the %zu byte%s written: Go and Rust panic, "
+	       "busybox, dash and Python report an error (bash and procps sysctl do not); "
+	       "the value is stored either way\n",
+	       stored, written, sg_plural(written));
+}
+
 /* Compiles a policy file as `attach` would, but for the evaluator. */
 static int compile_file(const char *file, struct sg_policy *policy, struct sg_policy_set *set,
 			struct sg_compiled *compiled, struct sg_err *err)
@@ -307,6 +320,8 @@ int sg_cmd_explain(int argc, char **argv)
 		printf("  rule:   none matches; the policy's default is %s\n",
 		       sg_access_name(set.layers[0].default_access));
 	printf("  reason: %s\n", d.reason);
+	if (d.rewritten && d.new_len > req.value_len)
+		print_longer_note(d.new_len, req.value_len);
 	if (set.layers[0].mode == SG_MODE_AUDIT)
 		printf("  mode:   audit (nothing is denied or rewritten; events record it)\n");
 out:

@@ -143,6 +143,7 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 		size_t n = strnlen(s.cur, sizeof(out->new_value) - 1);
 		memcpy(out->new_value, s.cur, n);
 		out->new_value[n] = '\0';
+		out->new_len = n;
 	}
 }
 

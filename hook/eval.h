@@ -26,6 +26,7 @@ struct sg_decision {
 	int layer;	/* deciding layer, -1 when none */
 	bool rewritten; /* new_value holds the value the kernel will see */
 	char new_value[SG_VALUE_MAX];
+	size_t new_len;	    /* of new_value, padding included: what write() returns */
 	const char *reason; /* "not in values", "field 2 above max 65535", ... */
 };
 

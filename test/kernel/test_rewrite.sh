@@ -30,6 +30,15 @@ ok 20000	60999" io "$CG" --net write net/ipv4/ip_local_port_range "1024 65535" r
 expect "clamp still denies junk" "EPERM" io "$CG" --net write net/core/somaxconn 12abc
 expect "a clamped write of four digits returns four, as written" "ok 4
 ok 4096" io "$CG" --net writen net/core/somaxconn 9999 read net/core/somaxconn
+# The kernel's write() returns the length of what it stores, also when that
+# is longer than what was written: callers that loop until their count is
+# written take it for a broken call (README). explain says so.
+expect "a write clamped up to more digits returns the length stored" "ok 3
+ok 128" io "$CG" --net writen net/core/somaxconn 5 read net/core/somaxconn
+expect "... and explain says what that does to callers" "note:   write() returns 3 for the 1 byte written" \
+	sh -c "\"$SG\" explain \"$P\" net.core.somaxconn --write 5 | grep -o 'note:.*written'"
+expect "explain has no note for a value stored shorter (padded to the length written)" "0" \
+	sh -c "\"$SG\" explain \"$P\" net.core.somaxconn --write 99999 | grep -c note"
 
 new_cgroup AUD
 A=$(policy audit '{
