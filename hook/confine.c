@@ -123,6 +123,7 @@ static const uint32_t needed[] = {
     __NR_getgid,
     __NR_getegid,
     __NR_prlimit64,
+    __NR_sysinfo, /* glibc's qsort, before it sorts more than a kilobyte (the values) */
     __NR_sched_getaffinity,
     __NR_rt_sigaction,
     __NR_rt_sigprocmask,
