@@ -17,9 +17,10 @@
 #include "util.h"
 
 const struct sg_command sg_commands[] = {
-    {"hook", sg_cmd_hook, "[prestart|createRuntime|poststop]",
+    {"hook", sg_cmd_hook, "[--config FILE] [prestart|createRuntime|poststop]",
      "Runs as an OCI hook: reads the container state on stdin and attaches (or, at\n"
-     "poststop, removes) the container's guard.\n"},
+     "poststop, removes) the container's guard. --config FILE: the node config\n"
+     "(else $SYSCTL_GUARD_CONFIG, else /etc/sysctl-guard/config.json).\n"},
     {"check", sg_cmd_check, "FILE...",
      "Validates policy files. Errors name the file, line:column and JSON path.\n"
      "Exit status 0 when every file is valid, 1 otherwise.\n"},
@@ -70,6 +71,21 @@ const struct sg_command *sg_command_find(const char *name)
 		if (strcmp(c->name, name) == 0 && c->run)
 			return c;
 	return NULL;
+}
+
+bool sg_parse_number(const char *text, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (!*text)
+		return false;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (max - (unsigned)(*p - '0')) / 10)
+			return false;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	*out = v;
+	return true;
 }
 
 int sg_usage_error(const char *command, const char *fmt, ...)
@@ -260,16 +276,22 @@ int sg_cmd_explain(int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'w')
+		if (opt == 'w') {
 			value = optarg;
-		else if (opt == 'p')
-			pos = strtoull(optarg, NULL, 10);
-		else if (opt == 'b')
+		} else if (opt == 'p') {
+			if (!sg_parse_number(optarg, UINT32_MAX, &pos))
+				return sg_usage_error(
+				    "explain", "--pos takes a file position of 0 to %u, not \"%s\"",
+				    UINT32_MAX, optarg);
+		} else if (opt == 'b') {
 			batch = true;
-		else
+		} else {
 			return sg_usage_error("explain", "unknown option");
+		}
 	}
-	if (batch && argc - optind == 1)
+	if (batch && argc - optind != 1)
+		return sg_usage_error("explain", "--batch takes a policy FILE and names on stdin");
+	if (batch)
 		return explain_batch(argv[optind], value);
 	if (argc - optind != 2)
 		return sg_usage_error("explain", "expected a policy FILE and a sysctl NAME");

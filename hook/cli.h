@@ -51,6 +51,9 @@ int sg_load_config_option(const char *command, int argc, char **argv,
 /* Prints @err's message on stderr; returns the exit status it calls for. */
 int sg_report(const struct sg_err *err);
 
+/* Whether @text is a decimal number of at most @max, digits only; then *@out is it. */
+bool sg_parse_number(const char *text, unsigned long long max, unsigned long long *out);
+
 /* Prints an error (and says "see --help") and returns SG_EXIT_INPUT. */
 int sg_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -406,9 +406,8 @@ int sg_cmd_gc(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	/* A policy pinned a moment ago may be about to get its first link. */
-	unsigned long min_age = SG_GC_MIN_AGE;
+	unsigned long long min_age = SG_GC_MIN_AGE;
 	bool preloaded = false;
-	char *end;
 	int opt;
 
 	optind = 1;
@@ -419,8 +418,7 @@ int sg_cmd_gc(int argc, char **argv)
 		}
 		if (opt != 'a')
 			return sg_usage_error("gc", "unknown option");
-		min_age = strtoul(optarg, &end, 10);
-		if (*end || !*optarg)
+		if (!sg_parse_number(optarg, UINT_MAX, &min_age))
 			return sg_usage_error("gc", "--min-age takes seconds, not \"%s\"", optarg);
 	}
 	if (optind != argc)

@@ -327,7 +327,8 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 	return 0;
 }
 
-static int run_hook(struct hook_ctx *h, const char *stage_arg, struct sg_err *err)
+static int run_hook(struct hook_ctx *h, const char *stage_arg, const char *config_path,
+		    struct sg_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	enum hook_stage stage = STAGE_ATTACH;
@@ -348,22 +349,42 @@ static int run_hook(struct hook_ctx *h, const char *stage_arg, struct sg_err *er
 		return r;
 	if (stage == STAGE_POSTSTOP)
 		return poststop_stage(h, err);
-	r = sg_node_config_load(NULL, &h->config, err);
+	r = sg_node_config_load(config_path, &h->config, err);
 	if (r < 0)
 		return r;
 	sg_log_setup(h->config.log_syslog, h->config.log_debug);
 	return attach_stage(h, err);
 }
 
+/* [--config FILE] [STAGE], in either order: 0, or the usage error's exit status. */
+static int parse_hook_args(int argc, char **argv, const char **stage, const char **config_path)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			*config_path = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			*config_path = argv[i] + 9;
+		else if (argv[i][0] == '-')
+			return sg_usage_error("hook", "unknown option");
+		else if (*stage)
+			return sg_usage_error("hook", "expected at most a STAGE argument");
+		else
+			*stage = argv[i];
+	}
+	return SG_EXIT_OK;
+}
+
 int sg_cmd_hook(int argc, char **argv)
 {
 	struct hook_ctx h = {0};
 	struct sg_err err = {0};
+	const char *stage = NULL, *config_path = NULL;
 
-	if (argc > 2)
-		return sg_usage_error("hook", "expected at most a STAGE argument");
+	int usage = parse_hook_args(argc, argv, &stage, &config_path);
+	if (usage != SG_EXIT_OK)
+		return usage;
 	sg_log_setup(true, false);
-	int r = run_hook(&h, argc == 2 ? argv[1] : NULL, &err);
+	int r = run_hook(&h, stage, config_path, &err);
 	int status = SG_EXIT_OK;
 	if (r < 0) {
 		if (err.status == SG_EXIT_SYSTEM &&

@@ -118,9 +118,28 @@ container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"
 
+# hook --config FILE: the node config named there, over SYSCTL_GUARD_CONFIG
+# (whose config has no baseline: the container above got no guard).
+echo '{ "version": 1, "baseline": "read-only" }' >"$TMPDIR_TEST/baseline.json"
+container hook-cfg '{}'
+expect "hook --config FILE: its baseline guards a container without annotation" "EPERM" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; state hook-cfg created $PID | \"$SG\" hook --config \"$TMPDIR_TEST/baseline.json\" createRuntime && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+state hook-cfg stopped 0 | "$SG" hook poststop
+expect "... and an unknown option: exit 1" "1" sh -c \
+	"echo '{}' | \"$SG\" hook --bogus createRuntime 2>/dev/null; echo \$?"
+
 bad_state() { echo '{"id": ' | "$SG" hook createRuntime 2>"$TMPDIR_TEST/err"; echo "$? $(grep -o 'state:[0-9]*:[0-9]*: invalid JSON' "$TMPDIR_TEST/err")"; }
 expect "state that is not JSON: exit 1 with a position" "1 state:2:1: invalid JSON" bad_state
 expect "an unknown stage: exit 1" "1" sh -c "echo '{}' | \"$SG\" hook bogus >/dev/null 2>&1; echo \$?"
+# Numbers on the command line are numbers, or exit 1.
+RANGE=$(policy range '{ "version": 1, "rules": [{ "name": "vm.swappiness", "access": "read-write", "range": [0, 100] }] }')
+usage_status() { "$@" </dev/null >/dev/null 2>&1; echo $?; }
+expect "explain --pos that is not a file position: exit 1" "1 1 1 1" sh -c \
+	"$(declare -f usage_status); for p in abc 3x -1 4294967296; do echo -n \"\$(usage_status \"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos \$p) \"; done | sed 's/ \$//'"
+expect "explain --pos 7 of a constrained rule: denied" "denied (EPERM)" sh -c \
+	"\"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos 7 | head -1 | grep -o 'denied (EPERM)'"
+expect "explain --batch with a NAME too: exit 1" "1" usage_status "$SG" explain "$RANGE" --batch vm.swappiness
+expect "gc --min-age -5: exit 1" "1" usage_status "$SG" gc --min-age -5
 
 # The hook confines itself before it parses a policy: inputs new on the node.
 UNIQUE_D=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_hook_d_" + sys.argv[1], "access": "none"}]})}))' "$$")
