@@ -208,12 +208,13 @@ static int get_storage(const struct sg_program *prog, uint64_t cgid,
 }
 
 /*
- * The guard's storage for its policy. The verdict totals the program has
- * counted so far, in this value (also while the link waited for it), carry
- * over; what it counts between the read and the write is lost.
+ * The guard's storage for its policy. With @keep_totals, the verdict totals
+ * the program has counted so far, in this value (also while the link waited
+ * for it), carry over; what it counts between the read and the write is lost.
  */
 static int set_storage(const struct sg_program *prog, const struct sg_guard_meta *meta,
-		       const struct sg_tables *tables, const struct sg_guard_options *o)
+		       const struct sg_tables *tables, const struct sg_guard_options *o,
+		       bool keep_totals)
 {
 	uint64_t cgid = meta->cgroup_id;
 	struct sg_guard_storage now, storage = {.cgroup_id = cgid,
@@ -221,7 +222,7 @@ static int set_storage(const struct sg_program *prog, const struct sg_guard_meta
 						.events = o->events,
 						.slot = tables->info.slot,
 						.config = tables->info.config};
-	if (get_storage(prog, cgid, &now) == 0) {
+	if (keep_totals && get_storage(prog, cgid, &now) == 0) {
 		memcpy(storage.verdicts, now.verdicts, sizeof(storage.verdicts));
 		storage.events_dropped = now.events_dropped;
 	}
@@ -416,12 +417,26 @@ static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
 		   const struct sg_guard_meta *meta, const struct sg_tables *tables,
 		   const struct sg_guard_options *o, struct sg_err *err)
 {
+	struct sg_guard_storage stale;
+	/*
+	 * A cgroup's storage outlives its guards (the kernel frees it with the
+	 * cgroup): one guarded before still names the last guard's policy, and
+	 * holds its totals. Written before the new guard's link exists, that
+	 * link never runs with a policy whose slot may be another's by now, and
+	 * its totals start at zero.
+	 */
+	if (!a->replacing && get_storage(prog, a->cgid, &stale) == 0) {
+		int r = set_storage(prog, meta, tables, o, false);
+		if (r < 0)
+			return sg_system_error(err, -r, "cannot put the guard of %s in place: %s",
+					       a->cgroup_dir, strerror(-r));
+	}
 	a->link_fd = make_link(prog, cg_fd, a->cgid, a->old_link_fd, &a->reused);
 	if (a->link_fd < 0)
 		return sg_system_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
 				       a->cgroup_dir, strerror(-a->link_fd));
 	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
-	int r = set_storage(prog, meta, tables, o);
+	int r = set_storage(prog, meta, tables, o, true);
 	/* kill_after_storage: killed here, a hook leaves the storage ahead of the meta (gc) */
 	if (r == 0 && sg_injected_fault("kill_after_storage"))
 		kill(getpid(), SIGKILL);

@@ -92,6 +92,14 @@ expect "the second cgroup counted none" "0" denies "$SHB"
 expect "and each enforces its own policy" "EPERM ok" sh -c \
 	"echo \$(\"$SG_IO\" --cgroup \"$SHB\" --uts write kernel/domainname x; \"$SG_IO\" --cgroup \"$SHC\" --uts write kernel/domainname x)"
 
+# A cgroup's storage outlives its guards (the kernel frees it with the
+# cgroup): a guard attached after a detach starts from zero, not from the
+# last guard's totals.
+"$SG" detach --cgroup "$SHA" >/dev/null
+"$SG" attach --cgroup "$SHA" --profile audit >/dev/null
+expect "detached and guarded again: the new guard counted no denial" "0" denies "$SHA"
+expect "... and enforces its own policy" "ok" io "$SHA" --uts write kernel/domainname x
+
 # A policy no guard uses any more is freed by gc, and its slot with it.
 UNUSED=$(policy unused "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_lifecycle_$$\", \"access\": \"none\" }] }")
 new_cgroup ONCE
