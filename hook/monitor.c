@@ -5,12 +5,17 @@
  * (schema/event.schema.json), with container ids and rule names resolved.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -19,6 +24,7 @@
 #include "guard.h"
 #include "jsonout.h"
 #include "name.h"
+#include "probe.h" /* SG_RUN_DIR */
 #include "util.h"
 
 static volatile sig_atomic_t stopping;
@@ -186,6 +192,44 @@ static int64_t boot_to_real_offset(void)
 	return ((int64_t)real.tv_sec - boot.tv_sec) * 1000000000 + (real.tv_nsec - boot.tv_nsec);
 }
 
+#define SG_MONITOR_LOCK SG_RUN_DIR "/monitor.lock"
+
+/*
+ * A BPF ring buffer has one read position, which every reader moves: two
+ * monitors would each take what the other did not, and neither would see
+ * every event. The first holds this lock, with its pid in the file, while
+ * it runs; another is refused. Returns the lock's fd, or -errno.
+ */
+static int take_reader_lock(struct sg_err *err)
+{
+	char pid[32] = "";
+
+	mkdir(SG_RUN_DIR, 0755);
+	int fd = open(SG_MONITOR_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sg_system_error(err, errno, "cannot open %s: %s", SG_MONITOR_LOCK,
+				       strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		ssize_t n = e == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+		close(fd);
+		if (e != EWOULDBLOCK)
+			return sg_system_error(err, e, "cannot lock %s: %s", SG_MONITOR_LOCK,
+					       strerror(e));
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+		return sg_system_error(err, EBUSY,
+				       "another monitor%s%s%s reads this node's events (%s): the "
+				       "events have one reader, and two would split them",
+				       pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "",
+				       SG_MONITOR_LOCK);
+	}
+	/* The pid only makes another monitor's refusal clearer: not written, no harm. */
+	int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, pid, (size_t)len, 0);
+	return fd;
+}
+
 int sg_cmd_monitor(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -217,6 +261,9 @@ int sg_cmd_monitor(int argc, char **argv)
 	if (optind != argc)
 		return sg_usage_error("monitor", "unexpected argument \"%s\"", argv[optind]);
 
+	_cleanup_close_ int lock_fd = take_reader_lock(&err);
+	if (lock_fd < 0)
+		return sg_report(&err);
 	_cleanup_close_ int fd = sg_events_open(&err);
 	if (fd < 0)
 		return sg_report(&err);
@@ -234,7 +281,13 @@ int sg_cmd_monitor(int argc, char **argv)
 	m.skipping = true;
 	ring_buffer__consume(rb);
 	m.skipping = false;
-	fprintf(stderr, "sysctl-guard: monitoring every guard on this node; stop with Ctrl-C\n");
+	if (m.container)
+		fprintf(stderr,
+			"sysctl-guard: monitoring the guard of container %s; stop with Ctrl-C\n",
+			m.container);
+	else
+		fprintf(stderr,
+			"sysctl-guard: monitoring every guard on this node; stop with Ctrl-C\n");
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
