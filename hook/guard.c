@@ -719,6 +719,15 @@ void sg_guard_gc_index(void)
 		closedir(dir);
 }
 
+bool sg_guard_exists(const char *entry)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
+	return stat(dir, &st) == 0;
+}
+
 int sg_guard_find_container(const char *id, char entry[32])
 {
 	struct sg_guard_meta meta;
@@ -728,15 +737,16 @@ int sg_guard_find_container(const char *id, char entry[32])
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int found = -ENOENT;
 
-	for (struct dirent *de; dir && found < 0 && (de = readdir(dir));) {
+	for (struct dirent *de; dir && found != -ENOTUNIQ && (de = readdir(dir));) {
 		struct sg_err ignored = {0};
 
 		if (!sg_guard_is_entry(de->d_name) ||
 		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
 			continue;
 		if (meta.container_id[0] && sg_guard_meta_id_starts(&meta, id)) {
-			snprintf(entry, 32, "%s", de->d_name);
-			found = 0;
+			found = found == 0 ? -ENOTUNIQ : 0;
+			if (found == 0)
+				snprintf(entry, 32, "%s", de->d_name);
 		}
 	}
 	if (dir)

@@ -162,8 +162,15 @@ void sg_guard_status_free(struct sg_guard_status *status);
 /* The pin directory name of a cgroup id. */
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
 
-/* The pin directory name of the guard of container @id (or an id prefix); -ENOENT when none. */
+/*
+ * The pin directory name of the guard of container @id, or of the one
+ * container whose id begins with @id; -ENOENT when none, -ENOTUNIQ when
+ * several do.
+ */
 int sg_guard_find_container(const char *id, char entry[32]);
+
+/* Whether a guard is pinned under the pin directory name @entry. */
+bool sg_guard_exists(const char *entry);
 
 /*
  * The same for exactly @id, through the index of guards by container

@@ -139,8 +139,7 @@ static void write_rule(FILE *out, const struct learned *l, bool last)
 	fprintf(out, " }%s\n", last ? "" : ",");
 }
 
-int sg_learn_write_policy(const char *entry, const char *container_id, FILE *out,
-			  struct sg_err *err)
+int sg_learn_write_policy(const char *entry, const char *source, FILE *out, struct sg_err *err)
 {
 	struct record rec = {0};
 	char when[32];
@@ -153,9 +152,7 @@ int sg_learn_write_policy(const char *entry, const char *container_id, FILE *out
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	fprintf(out, "{\n  \"version\": 1,\n  \"description\": ");
 	char *description =
-	    sg_xasprintf("learned from container %s on %s: exactly what it read "
-			 "and wrote",
-			 container_id && *container_id ? container_id : entry, when);
+	    sg_xasprintf("learned from %s on %s: exactly what it read and wrote", source, when);
 	sg_json_write_string(out, description);
 	free(description);
 	fprintf(out, ",\n  \"mode\": \"enforce\",\n  \"default\": \"none\",\n  \"rules\": [\n");
@@ -192,7 +189,9 @@ int sg_learn_save(const char *entry, const char *container_id, struct sg_err *er
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
 	if (!f)
 		return sg_system_error(err, errno, "cannot write %s: %s", tmp, strerror(errno));
-	int r = sg_learn_write_policy(entry, container_id, f, err);
+	char *source = sg_xasprintf("container %s", container_id);
+	int r = sg_learn_write_policy(entry, source, f, err);
+	free(source);
 	if (r == 0 && (fflush(f) != 0 || rename(tmp, path) < 0))
 		r = sg_system_error(err, errno, "cannot write %s: %s", path, strerror(errno));
 	if (r < 0)
@@ -227,7 +226,15 @@ int sg_cmd_learn(int argc, char **argv)
 	}
 	if (optind != argc || !container == !cgroup)
 		return sg_usage_error("learn", "expected one of --container ID and --cgroup DIR");
-	if (container && sg_guard_find_container(container, entry) < 0) {
+	int found = container ? sg_guard_find_container(container, entry) : 0;
+	if (found == -ENOTUNIQ) {
+		fprintf(stderr,
+			"sysctl-guard: %s begins the ids of several guarded containers: "
+			"give more of the id (sysctl-guard status lists them)\n",
+			container);
+		return SG_EXIT_INPUT;
+	}
+	if (found < 0) {
 		fprintf(stderr, "sysctl-guard: no guard for container %s\n", container);
 		return SG_EXIT_INPUT;
 	}
@@ -237,8 +244,16 @@ int sg_cmd_learn(int argc, char **argv)
 		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0)
 			return sg_report(&err);
 		sg_guard_entry_name(id, entry);
+		if (!sg_guard_exists(entry)) {
+			fprintf(stderr, "sysctl-guard: no guard for cgroup %s\n", cgroup);
+			return SG_EXIT_INPUT;
+		}
 	}
-	if (sg_learn_write_policy(entry, container, stdout, &err) < 0)
+	char *source =
+	    container ? sg_xasprintf("container %s", container) : sg_xasprintf("cgroup %s", cgroup);
+	int r = sg_learn_write_policy(entry, source, stdout, &err);
+	free(source);
+	if (r < 0)
 		return sg_report(&err);
 	return SG_EXIT_OK;
 }

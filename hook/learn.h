@@ -13,9 +13,11 @@
 
 #define SG_LEARNED_DIR "/var/lib/sysctl-guard/learned"
 
-/* Writes the policy learned by the guard pinned at SG_PIN_ROOT/@entry to @out. */
-int sg_learn_write_policy(const char *entry, const char *container_id, FILE *out,
-			  struct sg_err *err);
+/*
+ * Writes the policy learned by the guard pinned at SG_PIN_ROOT/@entry to
+ * @out; its description says it was learned from @source ("container ID").
+ */
+int sg_learn_write_policy(const char *entry, const char *source, FILE *out, struct sg_err *err);
 
 /* Writes it to SG_LEARNED_DIR/<container id>.json (poststop). */
 int sg_learn_save(const char *entry, const char *container_id, struct sg_err *err);

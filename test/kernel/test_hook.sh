@@ -118,6 +118,23 @@ container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"
 
+# learn --container takes an id, or a prefix of exactly one; --cgroup a guarded cgroup.
+LEARN_ANN='{"io.sysctl-guard.profile": "audit"}' # audit mode records accesses
+container "learnpfx-$$-a" "$LEARN_ANN"
+hook_created "learnpfx-$$-a" >/dev/null
+container "learnpfx-$$-b" "$LEARN_ANN"
+hook_created "learnpfx-$$-b" >/dev/null
+learn_says() { "$SG" learn "$@" 2>&1 >/dev/null | head -1; }
+expect "learn --container with a prefix of two ids: exit 1, said so" \
+	"1 sysctl-guard: learnpfx-$$- begins the ids of several guarded containers: give more of the id (sysctl-guard status lists them)" \
+	sh -c "$(declare -f learn_says); SG=\"$SG\"; out=\$(learn_says --container learnpfx-$$-); \"$SG\" learn --container learnpfx-$$- >/dev/null 2>&1; echo \"\$? \$out\""
+expect "... the whole id: its policy" "learned from container learnpfx-$$-b" sh -c \
+	"\"$SG\" learn --container learnpfx-$$-b | grep -o 'learned from container [^ ]*'"
+for id in "learnpfx-$$-a" "learnpfx-$$-b"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+new_cgroup UNGUARDED
+expect "learn --cgroup of a cgroup without a guard: exit 1, said so" "1 sysctl-guard: no guard for cgroup $UNGUARDED" \
+	sh -c "out=\$(\"$SG\" learn --cgroup \"$UNGUARDED\" 2>&1 >/dev/null); echo \"\$? \$out\""
+
 # hook --config FILE: the node config named there, over SYSCTL_GUARD_CONFIG
 # (whose config has no baseline: the container above got no guard).
 echo '{ "version": 1, "baseline": "read-only" }' >"$TMPDIR_TEST/baseline.json"
