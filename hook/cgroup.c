@@ -49,7 +49,7 @@ static int find_cgroup2_mount(char out[PATH_MAX], struct sg_err *err)
 		snprintf(out, PATH_MAX, "%s", mountpoint);
 		return 0;
 	}
-	return sg_system_error(
+	return sg_unsupported_error(
 	    err, ENOENT,
 	    "no cgroup v2 (cgroup2) mount in /proc/self/mountinfo: sysctl-guard "
 	    "needs the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup/unified)");
@@ -119,7 +119,7 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err)
 		return sg_system_error(err, errno, "cgroup %s: cannot open: %s", dir,
 				       strerror(errno));
 	if (fstatfs(dfd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return sg_system_error(
+		return sg_unsupported_error(
 		    err, ENOTDIR,
 		    "%s is not a cgroup v2 directory (cgroup v1 cannot be guarded; "
 		    "use a directory under the cgroup2 mount)",

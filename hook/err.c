@@ -34,6 +34,18 @@ int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
 	return ret;
 }
 
+int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
+{
+	bool first = err && !sg_err_is_set(err);
+	va_list ap;
+	va_start(ap, fmt);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
+	va_end(ap);
+	if (first)
+		err->unsupported = true;
+	return ret;
+}
+
 void sg_err_prefix(struct sg_err *err, const char *fmt, ...)
 {
 	char prefix[256], old[sizeof(err->msg)];

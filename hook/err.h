@@ -20,6 +20,7 @@ enum sg_exit {
 struct sg_err {
 	int code;	     /* positive errno of the failure, 0 when none */
 	enum sg_exit status; /* what the process should exit with */
+	bool unsupported;    /* the kernel cannot confine sysctls here (on_unsupported) */
 	char msg[1024];
 };
 
@@ -28,6 +29,14 @@ int sg_input_error(struct sg_err *err, const char *fmt, ...) __attribute__((form
 
 /* The system refused; @code is a positive errno; returns -code. */
 int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * A system error that says this kernel or machine cannot confine sysctls at
+ * all (no cgroup v2, the program or its attach type refused), the one kind
+ * the node config's on_unsupported may let pass; returns -code.
+ */
+int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Puts "prefix: " in front of the message already set. */

@@ -432,9 +432,15 @@ static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
 					       a->cgroup_dir, strerror(-r));
 	}
 	a->link_fd = make_link(prog, cg_fd, a->cgid, a->old_link_fd, &a->reused);
-	if (a->link_fd < 0)
-		return sg_system_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
-				       a->cgroup_dir, strerror(-a->link_fd));
+	if (a->link_fd < 0) {
+		int e = -a->link_fd;
+		/* A kernel without the cgroup sysctl attach type says EINVAL. */
+		if (e == EINVAL || e == EOPNOTSUPP)
+			return sg_unsupported_error(err, e, "cannot attach to cgroup %s: %s",
+						    a->cgroup_dir, strerror(e));
+		return sg_system_error(err, e, "cannot attach to cgroup %s: %s", a->cgroup_dir,
+				       strerror(e));
+	}
 	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
 	int r = set_storage(prog, meta, tables, o, true);
 	/* kill_after_storage: killed here, a hook leaves the storage ahead of the meta (gc) */

@@ -387,8 +387,7 @@ int sg_cmd_hook(int argc, char **argv)
 	int r = run_hook(&h, stage, config_path, &err);
 	int status = SG_EXIT_OK;
 	if (r < 0) {
-		if (err.status == SG_EXIT_SYSTEM &&
-		    h.config.on_unsupported == SG_UNSUPPORTED_SKIP) {
+		if (err.unsupported && h.config.on_unsupported == SG_UNSUPPORTED_SKIP) {
 			sg_warning("%s; the container runs unguarded (on_unsupported: skip)",
 				   err.msg);
 		} else {

@@ -234,7 +234,7 @@ static int load(const struct sg_program_config *features, struct sysctl_guard **
 	if (r == 0)
 		r = sysctl_guard__load(skel);
 	if (r < 0)
-		return sg_system_error(
+		return sg_unsupported_error(
 		    err, -r,
 		    "the kernel refused the BPF program (%s): sysctl-guard needs "
 		    "Linux 5.12 or later with CONFIG_CGROUP_BPF (cgroup sysctl "

@@ -84,6 +84,10 @@ unsupported() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG"
 expect "a kernel failure stops the container (exit 2)" "2 1" unsupported "error: the kernel refused"
 echo '{ "version": 1, "on_unsupported": "skip" }' >"$SYSCTL_GUARD_CONFIG"
 expect "on_unsupported: skip lets it run unguarded, with a warning" "0 1" unsupported "warning: .*unguarded"
+# skip is for a kernel that cannot guard at all, not for a failure on the way.
+failing() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime >/dev/null 2>&1; echo $?; }
+expect "... but not a table that cannot be filled, a pin or a rename that fails: exit 2 each" "2 2 2" \
+	sh -c "$(declare -f failing state); BUNDLE=$BUNDLE; PID=$PID; SG=\"$SG\"; echo \$(failing map_update) \$(failing pin) \$(failing rename)"
 # A policy that does not parse is the user's error whatever the kernel can do.
 container hook-g '{"io.sysctl-guard.policy": "{\"version\": 1, \"rules\": 5}"}'
 bad_policy() { state hook-g created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime 2>&1 >/dev/null | grep -c "rules"; echo "exit ${PIPESTATUS[1]}"; }
