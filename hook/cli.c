@@ -30,9 +30,10 @@ const struct sg_command sg_commands[] = {
      "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"},
     {"attach", sg_cmd_attach, "--cgroup DIR (--policy FILE | --profile NAME)",
      "Guards the cgroup v2 directory DIR (and its descendants) with a policy,\n"
-     "replacing the guard already there. Options: --config FILE (node config, for\n"
-     "profiles_dir); --log-reads to report every read as an event too; --force to\n"
-     "guard the root of the hierarchy, that is every process on the host.\n"},
+     "replacing the guard already there (not a container's: detach that first).\n"
+     "Options: --config FILE (node config, for profiles_dir); --log-reads to report\n"
+     "every read as an event too; --force to guard the root of the hierarchy, that\n"
+     "is every process on the host.\n"},
     {"detach", sg_cmd_detach, "--cgroup DIR",
      "Removes the guard of the cgroup v2 directory DIR.\n"},
     {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",

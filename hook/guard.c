@@ -503,7 +503,9 @@ static int lock_cgroup(int cg_fd, const char *cgroup_dir, struct sg_err *err)
  * share a cgroup (runc allows it) share its guard, and one's policy would
  * replace the other's, which could widen it; the other's poststop would
  * then leave the cgroup unguarded. A guard made by `attach` (no container)
- * is the operator's, and stays too. `attach` itself replaces any guard.
+ * is the operator's, and stays too. `attach` replaces its own kind, not a
+ * container's: that guard holds the node's baseline, and the container's
+ * poststop would no longer find it.
  */
 static int check_owner(uint64_t cgid, const char *cgroup_dir, const char *container_id,
 		       struct sg_err *err)
@@ -513,10 +515,15 @@ static int check_owner(uint64_t cgid, const char *cgroup_dir, const char *contai
 	char entry[32];
 
 	sg_guard_entry_name(cgid, entry);
-	if (!container_id || sg_guard_read_meta(entry, &meta, &ignored) < 0 ||
-	    !sg_guard_link_alive(entry))
+	if (sg_guard_read_meta(entry, &meta, &ignored) < 0 || !sg_guard_link_alive(entry))
 		return 0;
-	if (meta_names(&meta, container_id))
+	if (!container_id && meta.container_id[0])
+		return sg_input_error(
+		    err,
+		    "cgroup %s is guarded for container %s by its hook; `sysctl-guard "
+		    "detach --cgroup %s` first if it is to be guarded otherwise",
+		    cgroup_dir, meta.container_id, cgroup_dir);
+	if (!container_id || meta_names(&meta, container_id))
 		return 0;
 	if (!meta.container_id[0])
 		return sg_input_error(

@@ -122,6 +122,15 @@ container hook-c '{}'
 expect "no baseline and no annotation: exit 0, nothing attached" "0 0" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; state hook-c created $PID | \"$SG\" hook createRuntime; echo -n \"\$? \"; bpftool cgroup show $CG | grep -c sysctl"
 
+# attach does not replace a container's guard (it holds the node's baseline,
+# and the container's poststop would no longer find it).
+container "hook-own-$$" '{"io.sysctl-guard.profile": "read-only"}'
+hook_created "hook-own-$$" >/dev/null
+expect "attach over a container's guard: exit 1, naming the container" "1 yes" sh -c \
+	"out=\$(\"$SG\" attach --cgroup \"$CG\" --profile audit 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'guarded for container hook-own-$$ by its hook' && echo yes)"
+expect "... and the container's guard still denies" "EPERM" io "$CG" --uts write kernel/domainname x
+state "hook-own-$$" stopped 0 | "$SG" hook poststop
+
 # learn --container takes an id, or a prefix of exactly one; --cgroup a guarded cgroup.
 LEARN_ANN='{"io.sysctl-guard.profile": "audit"}' # audit mode records accesses
 container "learnpfx-$$-a" "$LEARN_ANN"
