@@ -50,8 +50,8 @@ static void add_value(struct learned *l, const char *raw)
 {
 	char norm[SG_VALUE_MAX];
 	int n = sg_value_normalise(raw, strnlen(raw, SG_VALUE_MAX), norm, sizeof(norm));
-	if (n <= 0) {
-		l->any_value |= n < 0;
+	if (n < 0) {
+		l->any_value = true;
 		return;
 	}
 	/* As a policy lists it: a value with a newline before its last token keeps it there. */

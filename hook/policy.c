@@ -221,8 +221,7 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const stru
 		if (n < 0)
 			return invalid(c, &item->pos, &item_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
-		if (n == 0)
-			return invalid(c, &item->pos, &item_path, "empty value");
+		/* n == 0: "" (or whitespace), the value of a write of no bytes or a newline */
 		rule->values[rule->n_values++] = sg_arena_strdup(c->strings, norm);
 	}
 	return 0;

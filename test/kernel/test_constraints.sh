@@ -69,4 +69,13 @@ for ((i = 0; i < N; i++)); do ARGS+=(write kernel/domainname "d$i"); done
 allowed() { io "$@" | grep -cx ok; }
 expect "all $N listed values are allowed" "$N" allowed "$MANY" --uts "${ARGS[@]}"
 expect "a value not listed among them is denied" "EPERM" io "$MANY" --uts write kernel/domainname "d$N"
+# "" in values: a write of no bytes, or of whitespace alone (what `echo >` writes).
+new_cgroup EMPTY
+E=$(policy empty '{ "version": 1, "default": "read",
+  "rules": [{ "name": "kernel.domainname", "access": "read-write", "values": ["ok", ""] }] }')
+attach "$EMPTY" "$E" || finish
+expect "values [\"\"]: a write of no bytes, of a newline, of spaces: allowed; another value: denied" "ok
+ok
+ok
+EPERM" io "$EMPTY" --uts write kernel/domainname "" write kernel/domainname $'\n' write kernel/domainname "  " write kernel/domainname x
 finish

@@ -143,6 +143,10 @@ expect "learn --container with a prefix of two ids: exit 1, said so" \
 	sh -c "$(declare -f learn_says); SG=\"$SG\"; out=\$(learn_says --container learnpfx-$$-); \"$SG\" learn --container learnpfx-$$- >/dev/null 2>&1; echo \"\$? \$out\""
 expect "... the whole id: its policy" "learned from container learnpfx-$$-b" sh -c \
 	"\"$SG\" learn --container learnpfx-$$-b | grep -o 'learned from container [^ ]*'"
+# A write of a newline alone is learned as "", not as any value.
+io "$CG" --uts write kernel/domainname $'\n' >/dev/null
+expect "... a write of a newline alone: learned as the value \"\"" '{ "name": "kernel.domainname", "access": "read-write", "values": [""] }' \
+	sh -c "\"$SG\" learn --container learnpfx-$$-b | grep -o '{ \"name\": \"kernel.domainname\".*}'"
 for id in "learnpfx-$$-a" "learnpfx-$$-b"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
 new_cgroup UNGUARDED
 expect "learn --cgroup of a cgroup without a guard: exit 1, said so" "1 sysctl-guard: no guard for cgroup $UNGUARDED" \
