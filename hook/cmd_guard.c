@@ -318,6 +318,12 @@ static void print_guard_row(const char *entry, const struct sg_guard_status *st,
 	}
 }
 
+static void print_status_header(void)
+{
+	printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER", "MODE",
+	       "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
+}
+
 int sg_cmd_status(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -363,9 +369,6 @@ int sg_cmd_status(int argc, char **argv)
 	size_t shown = 0;
 	if (json)
 		printf("[");
-	else
-		printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER",
-		       "MODE", "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_guard_status st;
 		struct sg_err read_err = {0};
@@ -379,6 +382,8 @@ int sg_cmd_status(int argc, char **argv)
 			continue;
 		}
 		if (!container || sg_guard_meta_id_starts(&st.meta, container)) {
+			if (!json && shown == 0)
+				print_status_header();
 			if (json)
 				print_guard_json(de->d_name, &st, shown == 0);
 			else
@@ -391,6 +396,8 @@ int sg_cmd_status(int argc, char **argv)
 		closedir(dir);
 	if (json)
 		printf("%s]\n", shown ? "\n" : "");
+	else if (!shown && !cgroup && !container)
+		print_status_header(); /* a node without guards: an empty table */
 	if ((cgroup || container) && !shown) {
 		fprintf(stderr, "sysctl-guard: no guard for %s\n", cgroup ? cgroup : container);
 		return SG_EXIT_INPUT;

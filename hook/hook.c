@@ -121,6 +121,16 @@ static bool wants_learning(const struct hook_ctx *h)
 	return learn && strcmp(learn, "true") == 0;
 }
 
+/* The learn annotation is "true" or "false": "yes" must not pass for a silent no. */
+static int check_learn_annotation(const struct hook_ctx *h, struct sg_err *err)
+{
+	const char *learn = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_LEARN);
+	if (learn && strcmp(learn, "true") != 0 && strcmp(learn, "false") != 0)
+		return sg_input_error(err, "annotation %s: \"%s\" is not true or false",
+				      SG_ANNOTATION_LEARN, learn);
+	return 0;
+}
+
 /*
  * A container that can reach bpf(2) with CAP_SYS_ADMIN or CAP_BPF, or that
  * sees the host's bpffs (unlinking its link's pin is enough), can detach its
@@ -289,6 +299,8 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	if (mode_text && sg_source_set_mode(&h->src, mode_text, err) < 0)
 		return -EINVAL;
 	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
+	if (r == 0)
+		r = check_learn_annotation(h, err);
 	if (r < 0)
 		return r;
 	if (!sg_source_has_policy(&h->src)) {

@@ -131,6 +131,11 @@ expect "attach over a container's guard: exit 1, naming the container" "1 yes" s
 expect "... and the container's guard still denies" "EPERM" io "$CG" --uts write kernel/domainname x
 state "hook-own-$$" stopped 0 | "$SG" hook poststop
 
+# The learn annotation is true or false; anything else is an error, not a silent no.
+container "hook-learnyes-$$" '{"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.learn": "yes"}'
+expect "io.sysctl-guard.learn=yes: exit 1, said so" "1 yes" sh -c \
+	"$(declare -f state); BUNDLE=$BUNDLE; out=\$(state hook-learnyes-$$ created $PID | \"$SG\" hook createRuntime 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'io.sysctl-guard.learn: \"yes\" is not true or false' && echo yes)"
+
 # learn --container takes an id, or a prefix of exactly one; --cgroup a guarded cgroup.
 LEARN_ANN='{"io.sysctl-guard.profile": "audit"}' # audit mode records accesses
 container "learnpfx-$$-a" "$LEARN_ANN"
@@ -174,6 +179,11 @@ expect "explain --pos 7 of a constrained rule: denied" "denied (EPERM)" sh -c \
 	"\"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos 7 | head -1 | grep -o 'denied (EPERM)'"
 expect "explain --batch with a NAME too: exit 1" "1" usage_status "$SG" explain "$RANGE" --batch vm.swappiness
 expect "gc --min-age -5: exit 1" "1" usage_status "$SG" gc --min-age -5
+status_of_none() {
+	"$SG" status --container "sg-none-$$" >"$TMPDIR_TEST/status-out" 2>/dev/null
+	echo "$? $(wc -c <"$TMPDIR_TEST/status-out")"
+}
+expect "status of a container without a guard: exit 1, nothing on stdout" "1 0" status_of_none
 
 # The hook confines itself before it parses a policy: inputs new on the node.
 UNIQUE_D=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_hook_d_" + sys.argv[1], "access": "none"}]})}))' "$$")
