@@ -695,6 +695,33 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	return sg_guard_remove_entry(entry, err);
 }
 
+/*
+ * The guard of an id no index link can name (a '/' in it, longer than a
+ * file name), by the metas of every guard. The meta keeps only the start of
+ * a long id: where two guards' metas both name it, neither is taken.
+ */
+static int scan_for_container(const char *id, char entry[32], struct sg_guard_meta *meta)
+{
+	DIR *dir = opendir(SG_PIN_ROOT);
+	struct sg_guard_meta candidate;
+	int found = -ENOENT;
+
+	for (struct dirent *de; dir && found != -ENOTUNIQ && (de = readdir(dir));) {
+		struct sg_err ignored = {0};
+
+		if (!sg_guard_is_entry(de->d_name) ||
+		    sg_guard_read_meta(de->d_name, &candidate, &ignored) < 0 ||
+		    !meta_names(&candidate, id))
+			continue;
+		found = found == 0 ? -ENOTUNIQ : 0;
+		snprintf(entry, 32, "%s", de->d_name);
+		*meta = candidate;
+	}
+	if (dir)
+		closedir(dir);
+	return found == 0 ? 0 : -ENOENT;
+}
+
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)
 {
 	struct sg_err ignored = {0};
@@ -707,7 +734,8 @@ int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guar
 	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
 	    meta_names(meta, id))
 		return 0;
-	return -ENOENT;
+	char path[PATH_MAX];
+	return container_link_path(id, path) ? -ENOENT : scan_for_container(id, entry, meta);
 }
 
 void sg_guard_gc_index(void)

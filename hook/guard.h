@@ -174,7 +174,8 @@ bool sg_guard_exists(const char *entry);
 
 /*
  * The same for exactly @id, through the index of guards by container
- * (SG_CONTAINER_ROOT): no scan of every guard, for poststop. Fills @meta.
+ * (SG_CONTAINER_ROOT): no scan of every guard, for poststop, unless the id
+ * cannot name an index link (a '/', over NAME_MAX bytes). Fills @meta.
  */
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta);
 

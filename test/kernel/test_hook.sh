@@ -131,6 +131,15 @@ expect "attach over a container's guard: exit 1, naming the container" "1 yes" s
 expect "... and the container's guard still denies" "EPERM" io "$CG" --uts write kernel/domainname x
 state "hook-own-$$" stopped 0 | "$SG" hook poststop
 
+# An id too long to name an index link (runc takes up to 1024 bytes) is
+# found at poststop by a scan of the guards.
+LONG_ID=$(printf 'sg-long-%s-' "$$"; head -c 300 /dev/zero | tr '\0' x)
+container hook-long '{"io.sysctl-guard.profile": "read-only"}'
+state "$LONG_ID" created "$PID" | "$SG" hook createRuntime 2>/dev/null
+expect "a 300-byte id: guarded" "EPERM" io "$CG" --uts write kernel/domainname x
+state "$LONG_ID" stopped 0 | "$SG" hook poststop 2>/dev/null
+expect "... and its poststop removes the guard" "ok" io "$CG" --uts write kernel/domainname x
+
 # The learn annotation is true or false; anything else is an error, not a silent no.
 container "hook-learnyes-$$" '{"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.learn": "yes"}'
 expect "io.sysctl-guard.learn=yes: exit 1, said so" "1 yes" sh -c \
