@@ -34,15 +34,33 @@ int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
 	return ret;
 }
 
-int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
+static int set_unsupported(struct sg_err *err, int code, bool unsupported, const char *fmt,
+			   va_list ap)
 {
 	bool first = err && !sg_err_is_set(err);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
+	if (first)
+		err->unsupported = unsupported;
+	return ret;
+}
+
+int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
+	int ret = set_unsupported(err, code, true, fmt, ap);
 	va_end(ap);
-	if (first)
-		err->unsupported = true;
+	return ret;
+}
+
+int sg_kernel_error(struct sg_err *err, int code, const char *fmt, ...)
+{
+	bool lacks = code == EINVAL || code == EACCES || code == EPERM || code == ENOSYS ||
+		     code == EOPNOTSUPP || code == ENODEV;
+	va_list ap;
+	va_start(ap, fmt);
+	int ret = set_unsupported(err, code, lacks, fmt, ap);
+	va_end(ap);
 	return ret;
 }
 

@@ -39,6 +39,15 @@ int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
 int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * The kernel refused a step only it can take (a BPF program, map or attach
+ * type, bpffs): sg_unsupported_error when @code says this kernel lacks or
+ * forbids it (EINVAL, EACCES, EPERM, ENOSYS, EOPNOTSUPP, ENODEV), else
+ * sg_system_error (out of memory or descriptors, say); returns -code.
+ */
+int sg_kernel_error(struct sg_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Puts "prefix: " in front of the message already set. */
 void sg_err_prefix(struct sg_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

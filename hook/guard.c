@@ -251,18 +251,21 @@ static uint32_t prog_id(int prog_fd)
 }
 
 /*
- * The link of the new guard. A guard replaced by one of the same program
- * keeps its link (the cgroup's storage then names the new policy); one of
- * another build of the program gets a new link next to the old one, and so
- * does one whose link was detached behind its back (its storage went with it).
+ * Whether the new guard keeps the old one's link: a guard replaced by one of
+ * the same program does (the cgroup's storage then names the new policy);
+ * one of another build of the program gets a new link next to the old one,
+ * and so does one whose link was detached behind its back.
  */
-static int make_link(const struct sg_program *prog, int cg_fd, uint64_t cgid, int old_link_fd,
-		     bool *reused)
+static bool link_reusable(const struct sg_program *prog, uint64_t cgid, int old_link_fd)
 {
 	const struct bpf_link_info old = link_info(old_link_fd);
-	*reused =
-	    old.prog_id && old.prog_id == prog_id(prog->prog_fd) && old.cgroup.cgroup_id == cgid;
-	if (*reused) {
+	return old.prog_id && old.prog_id == prog_id(prog->prog_fd) && old.cgroup.cgroup_id == cgid;
+}
+
+/* The link of the new guard: the old one's when @reuse, else a new one. */
+static int make_link(const struct sg_program *prog, int cg_fd, int old_link_fd, bool reuse)
+{
+	if (reuse) {
 		int fd = dup(old_link_fd);
 		return fd < 0 ? -errno : fd;
 	}
@@ -418,29 +421,24 @@ static int enforce(struct attach *a, const struct sg_program *prog, int cg_fd,
 		   const struct sg_guard_options *o, struct sg_err *err)
 {
 	struct sg_guard_storage stale;
+	a->reused = link_reusable(prog, a->cgid, a->old_link_fd);
 	/*
-	 * A cgroup's storage outlives its guards (the kernel frees it with the
-	 * cgroup): one guarded before still names the last guard's policy, and
-	 * holds its totals. Written before the new guard's link exists, that
-	 * link never runs with a policy whose slot may be another's by now, and
-	 * its totals start at zero.
+	 * A cgroup's storage outlives its guards and their links (the kernel
+	 * frees it with the cgroup): one guarded before still names the last
+	 * guard's policy, and holds its totals. Written before a new link
+	 * exists, that link never runs with a policy whose slot may be another's
+	 * by now, and its totals start at zero. Only a link kept keeps them.
 	 */
-	if (!a->replacing && get_storage(prog, a->cgid, &stale) == 0) {
+	if (!a->reused && get_storage(prog, a->cgid, &stale) == 0) {
 		int r = set_storage(prog, meta, tables, o, false);
 		if (r < 0)
 			return sg_system_error(err, -r, "cannot put the guard of %s in place: %s",
 					       a->cgroup_dir, strerror(-r));
 	}
-	a->link_fd = make_link(prog, cg_fd, a->cgid, a->old_link_fd, &a->reused);
-	if (a->link_fd < 0) {
-		int e = -a->link_fd;
-		/* A kernel without the cgroup sysctl attach type says EINVAL. */
-		if (e == EINVAL || e == EOPNOTSUPP)
-			return sg_unsupported_error(err, e, "cannot attach to cgroup %s: %s",
-						    a->cgroup_dir, strerror(e));
-		return sg_system_error(err, e, "cannot attach to cgroup %s: %s", a->cgroup_dir,
-				       strerror(e));
-	}
+	a->link_fd = make_link(prog, cg_fd, a->old_link_fd, a->reused);
+	if (a->link_fd < 0) /* a kernel without the cgroup sysctl attach type says EINVAL */
+		return sg_kernel_error(err, -a->link_fd, "cannot attach to cgroup %s: %s",
+				       a->cgroup_dir, strerror(-a->link_fd));
 	a->had_storage = a->reused && get_storage(prog, a->cgid, &a->old_storage) == 0;
 	int r = set_storage(prog, meta, tables, o, true);
 	/* kill_after_storage: killed here, a hook leaves the storage ahead of the meta (gc) */
@@ -776,23 +774,30 @@ int sg_guard_find_container(const char *id, char entry[32])
 		return 0;
 
 	DIR *dir = opendir(SG_PIN_ROOT);
-	int found = -ENOENT;
+	char first[32] = "";
+	int matches = 0;
+	bool exact = false;
 
-	for (struct dirent *de; dir && found != -ENOTUNIQ && (de = readdir(dir));) {
+	/* A whole id wins over ids it begins ("web" beside "web-2"). */
+	for (struct dirent *de; dir && !exact && (de = readdir(dir));) {
 		struct sg_err ignored = {0};
 
 		if (!sg_guard_is_entry(de->d_name) ||
-		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0)
+		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0 || !meta.container_id[0] ||
+		    !sg_guard_meta_id_starts(&meta, id))
 			continue;
-		if (meta.container_id[0] && sg_guard_meta_id_starts(&meta, id)) {
-			found = found == 0 ? -ENOTUNIQ : 0;
-			if (found == 0)
-				snprintf(entry, 32, "%s", de->d_name);
-		}
+		exact = meta_names(&meta, id);
+		if (matches++ == 0 || exact)
+			snprintf(first, sizeof(first), "%s", de->d_name);
 	}
 	if (dir)
 		closedir(dir);
-	return found;
+	if (!exact && matches > 1)
+		return -ENOTUNIQ;
+	if (!exact && matches == 0)
+		return -ENOENT;
+	snprintf(entry, 32, "%s", first);
+	return 0;
 }
 
 static int open_in(const char *dir, const char *name)

@@ -372,7 +372,9 @@ static int run_hook(struct hook_ctx *h, const char *stage_arg, const char *confi
 static int parse_hook_args(int argc, char **argv, const char **stage, const char **config_path)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--config") == 0 && i + 1 == argc)
+			return sg_usage_error("hook", "--config needs a FILE");
+		else if (strcmp(argv[i], "--config") == 0)
 			*config_path = argv[++i];
 		else if (strncmp(argv[i], "--config=", 9) == 0)
 			*config_path = argv[i] + 9;

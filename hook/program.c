@@ -96,7 +96,7 @@ int sg_bpffs_prepare(struct sg_err *err)
 		mkdir(SG_BPFFS_ROOT, 0700);
 		if (mount("bpf", SG_BPFFS_ROOT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "mode=0700") < 0)
-			return sg_system_error(err, errno,
+			return sg_kernel_error(err, errno,
 					       "bpffs is not mounted at " SG_BPFFS_ROOT
 					       " and mounting it failed: %s",
 					       strerror(errno));
@@ -120,7 +120,7 @@ int sg_events_open(struct sg_err *err)
 		return fd;
 	fd = sg_map_create(BPF_MAP_TYPE_RINGBUF, "sg_events", 0, 0, SG_EVENTS_BYTES, 0);
 	if (fd < 0)
-		return sg_system_error(err, errno, "cannot create the events ring buffer: %s",
+		return sg_kernel_error(err, errno, "cannot create the events ring buffer: %s",
 				       strerror(errno));
 	/* A hook racing this one may have pinned its buffer first: use that. */
 	if (bpf_obj_pin(fd, SG_EVENTS_PIN) < 0) {
@@ -230,11 +230,12 @@ static int load(const struct sg_program_config *features, struct sysctl_guard **
 	r = share_events(skel, err);
 	if (r < 0)
 		return r;
-	r = sg_injected_fault("prog_load");
+	/* prog_load: refused as a kernel without cgroup sysctl programs refuses it */
+	r = sg_injected_fault("prog_load") ? -EINVAL : 0;
 	if (r == 0)
 		r = sysctl_guard__load(skel);
 	if (r < 0)
-		return sg_unsupported_error(
+		return sg_kernel_error(
 		    err, -r,
 		    "the kernel refused the BPF program (%s): sysctl-guard needs "
 		    "Linux 5.12 or later with CONFIG_CGROUP_BPF (cgroup sysctl "

@@ -17,7 +17,7 @@ new_cgroup CG
 CGID=$(stat -c %i "$CG")
 for step in bpffs map_create prog_load map_update attach pin rename; do
 	expect "$step fails: exit status 2 and the step named" "2 yes" sh -c \
-		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$DENY\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
+		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$DENY\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error|the kernel refused the BPF program' && echo yes)"
 	expect "$step fails: nothing attached" "0" programs_on "$CG"
 	expect "$step fails: nothing pinned" "no" sh -c "[ -e /sys/fs/bpf/sysctl-guard/$CGID ] && echo yes || echo no"
 	expect "$step fails: no staging left" "0" staging_left

@@ -99,6 +99,14 @@ expect "and each enforces its own policy" "EPERM ok" sh -c \
 "$SG" attach --cgroup "$SHA" --profile audit >/dev/null
 expect "detached and guarded again: the new guard counted no denial" "0" denies "$SHA"
 expect "... and enforces its own policy" "ok" io "$SHA" --uts write kernel/domainname x
+# The same when its link was detached behind its back (bpftool), not by detach.
+new_cgroup BEHIND
+"$SG" attach --cgroup "$BEHIND" --profile read-only >/dev/null
+io "$BEHIND" --uts write kernel/domainname x >/dev/null
+bpftool link detach pinned "/sys/fs/bpf/sysctl-guard/$(stat -c %i "$BEHIND")/link"
+"$SG" attach --cgroup "$BEHIND" --profile audit >/dev/null
+expect "a guard whose link was detached behind its back, attached again: no old denial" "0" denies "$BEHIND"
+"$SG" detach --cgroup "$BEHIND" >/dev/null
 
 # A policy no guard uses any more is freed by gc, and its slot with it.
 UNUSED=$(policy unused "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_lifecycle_$$\", \"access\": \"none\" }] }")
