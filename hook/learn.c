@@ -107,7 +107,8 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 			add_value(l, next.value);
 		}
 	}
-	qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
+	if (rec->n) /* no access seen: no items, and qsort takes no NULL */
+		qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
 	return 0;
 }
 
