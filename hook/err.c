@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static int set_error(struct sg_err *err, int code, enum sg_exit status, const char *fmt, va_list ap)
+/* The first error wins; @unsupported: the kind on_unsupported may let pass. */
+static int set_error(struct sg_err *err, int code, enum sg_exit status, bool unsupported,
+		     const char *fmt, va_list ap)
 {
 	if (err && !sg_err_is_set(err)) {
 		err->code = code;
 		err->status = status;
+		err->unsupported = unsupported;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	}
 	return -code;
@@ -20,7 +23,7 @@ int sg_input_error(struct sg_err *err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int ret = set_error(err, EINVAL, SG_EXIT_INPUT, fmt, ap);
+	int ret = set_error(err, EINVAL, SG_EXIT_INPUT, false, fmt, ap);
 	va_end(ap);
 	return ret;
 }
@@ -29,18 +32,8 @@ int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, false, fmt, ap);
 	va_end(ap);
-	return ret;
-}
-
-static int set_unsupported(struct sg_err *err, int code, bool unsupported, const char *fmt,
-			   va_list ap)
-{
-	bool first = err && !sg_err_is_set(err);
-	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, fmt, ap);
-	if (first)
-		err->unsupported = unsupported;
 	return ret;
 }
 
@@ -48,7 +41,7 @@ int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int ret = set_unsupported(err, code, true, fmt, ap);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, true, fmt, ap);
 	va_end(ap);
 	return ret;
 }
@@ -59,7 +52,7 @@ int sg_kernel_error(struct sg_err *err, int code, const char *fmt, ...)
 		     code == EOPNOTSUPP || code == ENODEV;
 	va_list ap;
 	va_start(ap, fmt);
-	int ret = set_unsupported(err, code, lacks, fmt, ap);
+	int ret = set_error(err, code > 0 ? code : EIO, SG_EXIT_SYSTEM, lacks, fmt, ap);
 	va_end(ap);
 	return ret;
 }

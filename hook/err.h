@@ -32,9 +32,9 @@ int sg_system_error(struct sg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
- * A system error that says this kernel or machine cannot confine sysctls at
- * all (no cgroup v2, the program or its attach type refused), the one kind
- * the node config's on_unsupported may let pass; returns -code.
+ * A system error that says this machine cannot confine sysctls at all (no
+ * cgroup v2), the one kind the node config's on_unsupported may let pass;
+ * returns -code. sg_kernel_error decides by the errno.
  */
 int sg_unsupported_error(struct sg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -676,9 +676,8 @@ int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 {
 	_cleanup_close_ int cg_fd = -1;
-	char entry[32], dir[PATH_MAX];
+	char entry[32];
 	uint64_t cgid;
-	struct stat st;
 
 	int r = sg_cgroup_open(cgroup_dir, &cg_fd, &cgid, err);
 	if (r == 0)
@@ -686,72 +685,90 @@ int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err)
 	if (r < 0)
 		return r;
 	sg_guard_entry_name(cgid, entry);
-	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
-	*found = stat(dir, &st) == 0;
+	*found = sg_guard_exists(entry);
 	if (!*found)
 		return 0;
 	return sg_guard_remove_entry(entry, err);
 }
 
-/*
- * The guard of an id no index link can name (a '/' in it, longer than a
- * file name), by the metas of every guard. The meta keeps only the start of
- * a long id: where two guards' metas both name it, neither is taken.
- */
-static int scan_for_container(const char *id, char entry[32], struct sg_guard_meta *meta)
+/* The guards whose metas name a container id (whole) or begin with it (prefix). */
+struct id_matches {
+	int whole, prefix;
+	char whole_entry[32], prefix_entry[32]; /* the first of each */
+	struct sg_guard_meta whole_meta;
+};
+
+/* One look at the metas of every guard, for an id the index does not answer. */
+static void scan_container_ids(const char *id, struct id_matches *m)
 {
 	DIR *dir = opendir(SG_PIN_ROOT);
-	struct sg_guard_meta candidate;
-	int found = -ENOENT;
+	struct sg_guard_meta meta;
 
-	for (struct dirent *de; dir && found != -ENOTUNIQ && (de = readdir(dir));) {
+	memset(m, 0, sizeof(*m));
+	for (struct dirent *de; dir && (de = readdir(dir));) {
 		struct sg_err ignored = {0};
 
 		if (!sg_guard_is_entry(de->d_name) ||
-		    sg_guard_read_meta(de->d_name, &candidate, &ignored) < 0 ||
-		    !meta_names(&candidate, id))
+		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0 || !meta.container_id[0] ||
+		    !sg_guard_meta_id_starts(&meta, id))
 			continue;
-		found = found == 0 ? -ENOTUNIQ : 0;
-		snprintf(entry, 32, "%s", de->d_name);
-		*meta = candidate;
+		if (m->prefix++ == 0)
+			snprintf(m->prefix_entry, sizeof(m->prefix_entry), "%s", de->d_name);
+		if (meta_names(&meta, id) && m->whole++ == 0) {
+			snprintf(m->whole_entry, sizeof(m->whole_entry), "%s", de->d_name);
+			m->whole_meta = meta;
+		}
 	}
 	if (dir)
 		closedir(dir);
-	return found == 0 ? 0 : -ENOENT;
+}
+
+/*
+ * The link says where to look; the guard's own meta says whether it is this
+ * container's: as far as it holds the id, the link's name (the whole id)
+ * the rest.
+ */
+static bool find_indexed(const char *id, char entry[32], struct sg_guard_meta *meta)
+{
+	struct sg_err ignored = {0};
+	return indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
+	       meta_names(meta, id);
 }
 
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)
 {
-	struct sg_err ignored = {0};
-
-	/*
-	 * The link says where to look; the guard's own meta says whether it is
-	 * this container's: as far as it holds the id, the link's name (the
-	 * whole id) the rest.
-	 */
-	if (indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
-	    meta_names(meta, id))
-		return 0;
 	char path[PATH_MAX];
-	return container_link_path(id, path) ? -ENOENT : scan_for_container(id, entry, meta);
+	struct id_matches m;
+
+	if (find_indexed(id, entry, meta))
+		return 0;
+	if (container_link_path(id, path))
+		return -ENOENT;
+	/*
+	 * An id no index link can name (a '/' in it, longer than a file name).
+	 * The meta keeps only the start of a long id: where two guards' metas
+	 * both name it, neither is taken.
+	 */
+	scan_container_ids(id, &m);
+	if (m.whole != 1)
+		return -ENOENT;
+	snprintf(entry, 32, "%s", m.whole_entry);
+	*meta = m.whole_meta;
+	return 0;
 }
 
 void sg_guard_gc_index(void)
 {
 	DIR *dir = opendir(SG_CONTAINER_ROOT);
-	char entry[32], path[PATH_MAX], guard_dir[PATH_MAX];
-	struct stat st;
+	char entry[32], path[PATH_MAX];
 
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		if (de->d_name[0] == '.')
 			continue;
 		/* The name is the encoded id; the link itself says where it points. */
 		snprintf(path, sizeof(path), "%s/%s", SG_CONTAINER_ROOT, de->d_name);
-		if (link_entry(path, entry)) {
-			snprintf(guard_dir, sizeof(guard_dir), "%s/%s", SG_PIN_ROOT, entry);
-			if (stat(guard_dir, &st) == 0)
-				continue;
-		}
+		if (link_entry(path, entry) && sg_guard_exists(entry))
+			continue;
 		unlink(path);
 	}
 	if (dir)
@@ -770,34 +787,17 @@ bool sg_guard_exists(const char *entry)
 int sg_guard_find_container(const char *id, char entry[32])
 {
 	struct sg_guard_meta meta;
-	if (sg_guard_find_container_exact(id, entry, &meta) == 0)
+	struct id_matches m;
+
+	if (find_indexed(id, entry, &meta))
 		return 0;
-
-	DIR *dir = opendir(SG_PIN_ROOT);
-	char first[32] = "";
-	int matches = 0;
-	bool exact = false;
-
+	scan_container_ids(id, &m);
 	/* A whole id wins over ids it begins ("web" beside "web-2"). */
-	for (struct dirent *de; dir && !exact && (de = readdir(dir));) {
-		struct sg_err ignored = {0};
-
-		if (!sg_guard_is_entry(de->d_name) ||
-		    sg_guard_read_meta(de->d_name, &meta, &ignored) < 0 || !meta.container_id[0] ||
-		    !sg_guard_meta_id_starts(&meta, id))
-			continue;
-		exact = meta_names(&meta, id);
-		if (matches++ == 0 || exact)
-			snprintf(first, sizeof(first), "%s", de->d_name);
-	}
-	if (dir)
-		closedir(dir);
-	if (!exact && matches > 1)
-		return -ENOTUNIQ;
-	if (!exact && matches == 0)
-		return -ENOENT;
-	snprintf(entry, 32, "%s", first);
-	return 0;
+	if (m.whole)
+		snprintf(entry, 32, "%s", m.whole_entry);
+	else if (m.prefix == 1)
+		snprintf(entry, 32, "%s", m.prefix_entry);
+	return m.whole || m.prefix == 1 ? 0 : m.prefix ? -ENOTUNIQ : -ENOENT;
 }
 
 static int open_in(const char *dir, const char *name)

@@ -372,18 +372,19 @@ static int run_hook(struct hook_ctx *h, const char *stage_arg, const char *confi
 static int parse_hook_args(int argc, char **argv, const char **stage, const char **config_path)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--config") == 0 && i + 1 == argc)
-			return sg_usage_error("hook", "--config needs a FILE");
-		else if (strcmp(argv[i], "--config") == 0)
+		if (strcmp(argv[i], "--config") == 0) {
+			if (i + 1 == argc)
+				return sg_usage_error("hook", "--config needs a FILE");
 			*config_path = argv[++i];
-		else if (strncmp(argv[i], "--config=", 9) == 0)
+		} else if (strncmp(argv[i], "--config=", 9) == 0) {
 			*config_path = argv[i] + 9;
-		else if (argv[i][0] == '-')
+		} else if (argv[i][0] == '-') {
 			return sg_usage_error("hook", "unknown option");
-		else if (*stage)
+		} else if (*stage) {
 			return sg_usage_error("hook", "expected at most a STAGE argument");
-		else
+		} else {
 			*stage = argv[i];
+		}
 	}
 	return SG_EXIT_OK;
 }
