@@ -334,18 +334,27 @@ static SG_INLINE void emit_event(struct bpf_sysctl *ctx, struct sg_scratch *s,
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Learning: what the workload reads and writes, with the values written. */
-static SG_INLINE void remember(struct bpf_sysctl *ctx, struct sg_scratch *s,
-			       const struct sg_guard_storage *g, int write)
+/*
+ * Learning: what the workload reads and writes, with the values written,
+ * taken before the decision (which may rewrite the value)...
+ */
+static SG_INLINE void observe(struct bpf_sysctl *ctx, struct sg_scratch *s,
+			      const struct sg_guard_storage *g, int write)
 {
-	__u64 one = 1;
-
 	__builtin_memset(&s->seen, 0, sizeof(s->seen));
 	s->seen.guard = g->cgroup_id;
 	s->seen.write = write;
 	__builtin_memcpy(s->seen.name, s->key.name, sizeof(s->seen.name));
 	if (write && bpf_sysctl_get_new_value(ctx, s->seen.value, sizeof(s->seen.value)) < 0)
 		s->seen.value[0] = '\0';
+}
+
+/* ... and kept with its verdict: a policy learned from a denial must not allow it. */
+static SG_INLINE void remember(struct sg_scratch *s, const struct sg_result *res)
+{
+	__u64 one = 1;
+
+	s->seen.denied = res->verdict == SG_VERDICT_DENY;
 	bpf_map_update_elem(&seen, &s->seen, &one, BPF_ANY);
 }
 
@@ -389,8 +398,10 @@ static SG_INLINE int guard_access(struct bpf_sysctl *ctx, struct sg_env *env,
 	env->name_len = (__u32)name_len;
 
 	if (g->learn)
-		remember(ctx, s, g, write);
+		observe(ctx, s, g, write);
 	sg_decide(env, s, write, ctx->file_pos, &res);
+	if (g->learn)
+		remember(s, &res);
 	count(env, g, res.row, res.verdict);
 	if (wants_event(g, &res, write))
 		emit_event(ctx, s, g, &res, write);

@@ -313,11 +313,11 @@ struct sg_event {
 	char final_value[SG_VALUE_MAX]; /* what the kernel got, when rewritten */
 };
 
-/* Key of a guard's seen map (learning): one entry per name, access and value. */
+/* Key of a guard's seen map (learning): one entry per name, access, value and verdict. */
 struct sg_seen_key {
 	__u64 guard; /* the guarded cgroup */
 	__u32 write;
-	__u32 pad;
+	__u32 denied; /* the guard denied it: learning from an enforcing guard */
 	char name[SG_NAME_MAX];
 	char value[SG_VALUE_MAX]; /* as written, zero padded; empty for reads */
 };

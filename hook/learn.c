@@ -15,7 +15,9 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "guard.h"
+#include "json.h"
 #include "jsonout.h"
+#include "log.h"
 #include "name.h"
 #include "policy.h"
 #include "util.h"
@@ -32,7 +34,12 @@ struct learned {
 struct record {
 	struct learned *items;
 	size_t n;
+	char **denied; /* what the guard denied, described: left out of the policy */
+	size_t n_denied;
 };
+
+/* At most this many denials are named one by one. */
+#define DENIALS_NAMED 20
 
 static struct learned *find_or_add(struct record *rec, const char *name)
 {
@@ -69,6 +76,24 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct learned *)a)->name, ((const struct learned *)b)->name);
 }
 
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A denied access, as the warning names it: "write kernel.domainname \"x\"". */
+static void add_denial(struct record *rec, const struct sg_seen_key *seen)
+{
+	char dotted[SG_NAME_MAX], value[2 * SG_VALUE_MAX];
+
+	sg_name_to_dotted(seen->name, dotted, sizeof(dotted));
+	if (seen->write)
+		sg_json_quote(seen->value, strlen(seen->value), value, sizeof(value));
+	rec->denied = sg_xrealloc(rec->denied, rec->n_denied + 1, sizeof(char *));
+	rec->denied[rec->n_denied++] = seen->write ? sg_xasprintf("write %s %s", dotted, value)
+						   : sg_xasprintf("read %s", dotted);
+}
+
 /* The accesses the guard at @entry recorded, from its policy's seen map. */
 static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 {
@@ -101,14 +126,21 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 			continue;
 		next.name[SG_NAME_MAX - 1] = '\0';
 		next.value[SG_VALUE_MAX - 1] = '\0';
+		if (next.denied) {
+			add_denial(rec, &next);
+			continue;
+		}
 		struct learned *l = find_or_add(rec, next.name);
 		if (next.write) {
 			l->written = true;
 			add_value(l, next.value);
 		}
 	}
-	if (rec->n) /* no access seen: no items, and qsort takes no NULL */
+	/* qsort takes no NULL: none seen, none denied */
+	if (rec->n)
 		qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
+	if (rec->n_denied)
+		qsort(rec->denied, rec->n_denied, sizeof(*rec->denied), by_text);
 	return 0;
 }
 
@@ -120,6 +152,23 @@ static void free_record(struct record *rec)
 		free(rec->items[i].values);
 	}
 	free(rec->items);
+	for (size_t i = 0; i < rec->n_denied; i++)
+		free(rec->denied[i]);
+	free(rec->denied);
+}
+
+/* Denied accesses are left out of the policy: the operator hears which. */
+static void warn_denials(const struct record *rec, const char *source)
+{
+	if (!rec->n_denied)
+		return;
+	sg_warning("the guard of %s denied %zu access%s; the learned policy leaves %s out:", source,
+		   rec->n_denied, rec->n_denied == 1 ? "" : "es",
+		   rec->n_denied == 1 ? "it" : "them");
+	for (size_t i = 0; i < rec->n_denied && i < DENIALS_NAMED; i++)
+		sg_warning("  denied: %s", rec->denied[i]);
+	if (rec->n_denied > DENIALS_NAMED)
+		sg_warning("  and %zu more", rec->n_denied - DENIALS_NAMED);
 }
 
 static void write_rule(FILE *out, const struct learned *l, bool last)
@@ -153,13 +202,19 @@ int sg_learn_write_policy(const char *entry, const char *source, FILE *out, stru
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	fprintf(out, "{\n  \"version\": 1,\n  \"description\": ");
 	char *description =
-	    sg_xasprintf("learned from %s on %s: exactly what it read and wrote", source, when);
+	    rec.n_denied
+		? sg_xasprintf("learned from %s on %s: what it read and wrote, but for %zu "
+			       "access%s its guard denied",
+			       source, when, rec.n_denied, rec.n_denied == 1 ? "" : "es")
+		: sg_xasprintf("learned from %s on %s: exactly what it read and wrote", source,
+			       when);
 	sg_json_write_string(out, description);
 	free(description);
 	fprintf(out, ",\n  \"mode\": \"enforce\",\n  \"default\": \"none\",\n  \"rules\": [\n");
 	for (size_t i = 0; i < rec.n; i++)
 		write_rule(out, &rec.items[i], i + 1 == rec.n);
 	fprintf(out, "  ]\n}\n");
+	warn_denials(&rec, source);
 	free_record(&rec);
 	return 0;
 }

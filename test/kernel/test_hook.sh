@@ -162,6 +162,21 @@ io "$CG" --uts write kernel/domainname $'\n' >/dev/null
 expect "... a write of a newline alone: learned as the value \"\"" '{ "name": "kernel.domainname", "access": "read-write", "values": [""] }' \
 	sh -c "\"$SG\" learn --container learnpfx-$$-b | grep -o '{ \"name\": \"kernel.domainname\".*}'"
 for id in "learnpfx-$$-a" "learnpfx-$$-b"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+# Learning beside an enforcing profile: what the guard denied stays out of
+# the learned policy (it would allow it), and the operator hears what.
+container "learnenf-$$" '{"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.learn": "true"}'
+hook_created "learnenf-$$" >/dev/null
+expect "learning beside read-only: a write is denied" "EPERM" write_in "$CG"
+io "$CG" read kernel/ostype >/dev/null
+"$SG" learn --container "learnenf-$$" >"$TMPDIR_TEST/enf.json" 2>"$TMPDIR_TEST/enf.err"
+expect "... the learned policy has the read, not the denied write" "kernel.ostype read" python3 -c \
+	'import json, sys; print(*(r["name"] + " " + r["access"] for r in json.load(open(sys.argv[1]))["rules"]))' \
+	"$TMPDIR_TEST/enf.json"
+expect "... its description counts the denial" "but for 1 access its guard denied" \
+	grep -o "but for 1 access its guard denied" "$TMPDIR_TEST/enf.json"
+expect "... and learn names it on stderr" 'denied: write kernel.domainname "x"' \
+	grep -o 'denied: write kernel.domainname "x"' "$TMPDIR_TEST/enf.err"
+state "learnenf-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
 new_cgroup UNGUARDED
 expect "learn --cgroup of a cgroup without a guard: exit 1, said so" "1 sysctl-guard: no guard for cgroup $UNGUARDED" \
 	sh -c "out=\$(\"$SG\" learn --cgroup \"$UNGUARDED\" 2>&1 >/dev/null); echo \"\$? \$out\""
