@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -107,6 +108,35 @@ int sg_cgroup_id(int fd, uint64_t *id)
 	if (name_to_handle_at(fd, "", &handle.fh, &mount_id, AT_EMPTY_PATH) < 0)
 		return -errno;
 	*id = handle.cgid;
+	return 0;
+}
+
+int sg_cgroup_path_of(uint64_t id, char out[PATH_MAX])
+{
+	struct {
+		struct file_handle fh;
+		uint64_t cgid;
+	} handle = {.fh.handle_bytes = sizeof(uint64_t)};
+	char mount[PATH_MAX], link[64];
+	struct sg_err ignored = {0};
+	int mount_id;
+
+	if (sg_cgroup2_mount(mount, &ignored) < 0)
+		return -ENOENT;
+	_cleanup_close_ int mfd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The root's handle gives the hierarchy's handle type (kernfs's), then the id replaces its
+	 * own. */
+	if (mfd < 0 || name_to_handle_at(mfd, "", &handle.fh, &mount_id, AT_EMPTY_PATH) < 0)
+		return -errno;
+	handle.cgid = id;
+	_cleanup_close_ int fd = open_by_handle_at(mfd, &handle.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, PATH_MAX - 1);
+	if (n < 0)
+		return -errno;
+	out[n] = '\0';
 	return 0;
 }
 

@@ -26,6 +26,13 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err);
 /* The kernel's cgroup id of an open cgroup2 directory. */
 int sg_cgroup_id(int fd, uint64_t *id);
 
+/*
+ * The directory of the cgroup whose id is @id, under the cgroup2 mount: 0,
+ * or -ESTALE when it is gone, or another -errno. Needs CAP_DAC_READ_SEARCH
+ * (open_by_handle_at), as status and detach need root anyway.
+ */
+int sg_cgroup_path_of(uint64_t id, char out[PATH_MAX]);
+
 /* The cgroup v2 directory of process @pid: its "0::" line of /proc/PID/cgroup under @mount. */
 int sg_cgroup_of_pid(long pid, const char *mount, char out[PATH_MAX], struct sg_err *err);
 

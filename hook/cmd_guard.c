@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The commands that touch the kernel: attach, detach, status, gc. */
+/* The commands that change guards: attach, detach, gc (status: cmd_status.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -16,7 +15,6 @@
 #include "config.h"
 #include "dfa_job.h"
 #include "guard.h"
-#include "jsonout.h"
 #include "log.h"
 #include "probe.h"
 #include "profiles.h"
@@ -212,196 +210,6 @@ int sg_cmd_detach(int argc, char **argv)
 	if (sg_guard_detach(cgroup, &found, &err) < 0)
 		return sg_report(&err);
 	printf(found ? "removed the guard of %s\n" : "%s had no guard\n", cgroup);
-	return SG_EXIT_OK;
-}
-
-static const char *mode_text(const struct sg_guard_meta *m)
-{
-	bool audit = false, enforce = false;
-	for (uint32_t i = 0; i < m->n_layers && i < SG_LAYERS_MAX; i++) {
-		audit |= m->layer_modes[i] == SG_MODE_AUDIT;
-		enforce |= m->layer_modes[i] != SG_MODE_AUDIT;
-	}
-	return audit && enforce ? "mixed" : audit ? "audit" : "enforce";
-}
-
-static uint32_t decision_rows(const struct sg_guard_status *st)
-{
-	return st->n_rows;
-}
-
-static uint64_t dropped_events(const struct sg_guard_status *st)
-{
-	return st->events_dropped;
-}
-
-/* This guard's own decisions; per-rule rows count every cgroup sharing the policy. */
-static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_VERDICT_COUNT])
-{
-	memcpy(totals, st->totals, SG_VERDICT_COUNT * sizeof(uint64_t));
-}
-
-static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
-
-/* The counter row's label: a rule name, a layer default, or early decisions. */
-static void row_label(const struct sg_guard_status *st, uint32_t row, char *out, size_t cap)
-{
-	if (row < st->meta.n_rules)
-		snprintf(out, cap, "%s", st->rule_names[row].name);
-	else if (row < st->meta.n_rules + st->meta.n_layers)
-		snprintf(out, cap, "(default, layer %u)", row - st->meta.n_rules);
-	else
-		snprintf(out, cap, "(name too long)");
-}
-
-static void print_guard_json(const char *entry, const struct sg_guard_status *st, bool first)
-{
-	uint64_t totals[SG_VERDICT_COUNT];
-	char label[SG_NAME_MAX + 32];
-
-	verdict_totals(st, totals);
-	printf("%s\n  {\"cgroup_id\": %s, \"container_id\": ", first ? "" : ",", entry);
-	sg_json_write_string(stdout, st->meta.container_id);
-	printf(", \"policy\": ");
-	sg_json_write_string(stdout, st->meta.description);
-	printf(", \"policy_hash\": \"%s\", \"program\": \"%s\", \"mode\": \"%s\", "
-	       "\"attached_at\": %llu, \"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
-	       st->meta.policy_key, st->meta.program_key, mode_text(&st->meta),
-	       (unsigned long long)st->meta.attached_at, st->link_alive ? "true" : "false",
-	       st->meta.rewrite_works ? "true" : "false");
-	for (int v = 0; v < SG_VERDICT_COUNT; v++)
-		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
-		       (unsigned long long)totals[v]);
-	printf(", \"events_dropped\": %llu}, \"rules\": [", (unsigned long long)dropped_events(st));
-	for (uint32_t row = 0; row < decision_rows(st); row++) {
-		row_label(st, row, label, sizeof(label));
-		printf("%s{\"rule\": ", row ? ", " : "");
-		sg_json_write_string(stdout, label);
-		for (int v = 0; v < SG_VERDICT_COUNT; v++)
-			printf(
-			    ", \"%s\": %llu", verdict_names[v],
-			    (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
-		printf("}");
-	}
-	printf("]}");
-}
-
-static void print_guard_row(const char *entry, const struct sg_guard_status *st, bool per_rule)
-{
-	uint64_t totals[SG_VERDICT_COUNT];
-	char since[32], label[SG_NAME_MAX + 32];
-	time_t t = (time_t)st->meta.attached_at;
-	struct tm tm;
-
-	verdict_totals(st, totals);
-	strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	printf("%-10s %-14.12s %-8s %-19s %8llu %6llu %7llu %6llu  %s%s\n", entry,
-	       st->meta.container_id[0] ? st->meta.container_id : "-", mode_text(&st->meta), since,
-	       (unsigned long long)totals[0], (unsigned long long)totals[1],
-	       (unsigned long long)totals[2], (unsigned long long)totals[3], st->meta.description,
-	       st->link_alive ? "" : " (cgroup gone)");
-	if (!per_rule)
-		return;
-	if (dropped_events(st))
-		printf(
-		    "    %llu events dropped: the ring buffer was full (is a monitor reading?)\n",
-		    (unsigned long long)dropped_events(st));
-	printf("    per rule, for every cgroup guarded by this policy:\n");
-	for (uint32_t row = 0; row < decision_rows(st); row++) {
-		const uint64_t *c = &st->counters[sg_counter_index(row, 0)];
-		if (!c[0] && !c[1] && !c[2] && !c[3] && row >= st->meta.n_rules)
-			continue;
-		row_label(st, row, label, sizeof(label));
-		printf("    %-46s %8llu %6llu %7llu %6llu\n", label, (unsigned long long)c[0],
-		       (unsigned long long)c[1], (unsigned long long)c[2],
-		       (unsigned long long)c[3]);
-	}
-}
-
-static void print_status_header(void)
-{
-	printf("%-10s %-14s %-8s %-19s %8s %6s %7s %6s  %s\n", "CGROUP", "CONTAINER", "MODE",
-	       "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
-}
-
-int sg_cmd_status(int argc, char **argv)
-{
-	static const struct option options[] = {
-	    {"cgroup", required_argument, NULL, 'g'},
-	    {"container", required_argument, NULL, 'C'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *cgroup = NULL, *container = NULL;
-	bool json = false;
-	char only[32] = "";
-	int opt;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (opt) {
-		case 'g':
-			cgroup = optarg;
-			break;
-		case 'C':
-			container = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		default:
-			return sg_usage_error("status", "unknown option");
-		}
-	}
-	if (optind != argc || (cgroup && container))
-		return sg_usage_error("status", "expected at most one of --cgroup and --container");
-
-	struct sg_err err = {0};
-	if (cgroup) {
-		_cleanup_close_ int fd = -1;
-		uint64_t id;
-		if (sg_cgroup_open(cgroup, &fd, &id, &err) < 0)
-			return sg_report(&err);
-		sg_guard_entry_name(id, only);
-	}
-
-	DIR *dir = opendir(SG_PIN_ROOT);
-	size_t shown = 0;
-	if (json)
-		printf("[");
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		struct sg_guard_status st;
-		struct sg_err read_err = {0};
-
-		if (!sg_guard_is_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
-			continue;
-		if (sg_guard_read(de->d_name, &st, &read_err) < 0) {
-			/* Removed while we looked is no news; anything else is. */
-			if (read_err.code != ENOENT)
-				fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
-			continue;
-		}
-		if (!container || sg_guard_meta_id_starts(&st.meta, container)) {
-			if (!json && shown == 0)
-				print_status_header();
-			if (json)
-				print_guard_json(de->d_name, &st, shown == 0);
-			else
-				print_guard_row(de->d_name, &st, cgroup || container);
-			shown++;
-		}
-		sg_guard_status_free(&st);
-	}
-	if (dir)
-		closedir(dir);
-	if (json)
-		printf("%s]\n", shown ? "\n" : "");
-	else if (!shown && !cgroup && !container)
-		print_status_header(); /* a node without guards: an empty table */
-	if ((cgroup || container) && !shown) {
-		fprintf(stderr, "sysctl-guard: no guard for %s\n", cgroup ? cgroup : container);
-		return SG_EXIT_INPUT;
-	}
 	return SG_EXIT_OK;
 }
 

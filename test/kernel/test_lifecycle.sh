@@ -52,6 +52,11 @@ NAMED=$(policy named '{ "version": 1, "rules": [
   { "name": "kernel.*", "access": "read" } ] }')
 attach "$CG" "$NAMED" || finish
 expect "status names the rules as written" "kernel.ostype $LONG kernel.*" sh -c "\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; print(*[r[\"rule\"] for r in json.load(sys.stdin)[0][\"rules\"][:3]])'"
+# status names a guard by its cgroup's directory, the one --cgroup takes.
+expect "status --json: the cgroup's directory and id" "$CG $(stat -c %i "$CG")" sh -c \
+	"\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; print(g[\"cgroup\"], g[\"cgroup_id\"])'"
+expect "status: the directory in the CGROUP column" "$CG" sh -c \
+	"\"$SG\" status | awk -v cg=\"$CG\" '\$1 == cg { print \$1 }'"
 "$SG" detach --cgroup "$CG" >/dev/null
 
 # A guard whose cgroup is removed is found and removed by gc.
@@ -59,6 +64,10 @@ new_cgroup GONE
 attach "$GONE" "$DENY" || finish
 GONEID=$(stat -c %i "$GONE")
 rmdir "$GONE"
+# Until then status shows it by id: its directory is gone.
+expect "status of a removed cgroup's guard: no directory, its id" "None
+(id $GONEID)" sh -c \
+	"\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(*[g[\"cgroup\"] for g in json.load(sys.stdin) if g[\"cgroup_id\"] == $GONEID])'; \"$SG\" status | awk '\$1 == \"(id\" && \$2 == \"$GONEID)\" { print \$1, \$2 }'"
 # The kernel detaches the link when it releases the cgroup, a moment after
 # rmdir. (Another test's gc may be the one that removes it.)
 gc_until_removed() {

@@ -74,6 +74,8 @@ else
 	container w1 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
 	expect "a kernel that ignores rewrites: the rewrite rule denies" "made EPERM ok (none)" \
 		rewritten w1 SYSCTL_GUARD_FAULT=rewrite
+	expect "... and status says so" "1" sh -c \
+		"\"$SG\" status --container w1 | grep -c 'this kernel ignores bpf_sysctl_set_new_value(): the policy.s rewrite and clamp rules deny instead'"
 	container w2 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
 	expect "the same inputs where rewrites work: made again, and rewritten" "made ok ok sandbox" rewritten w2
 	container w3 "{\"io.sysctl-guard.profile\": \"$REWRITE\"}"
