@@ -375,6 +375,30 @@ int sg_load_config_option(const char *command, int argc, char **argv, struct sg_
 	return SG_EXIT_OK;
 }
 
+/*
+ * An installed profile as a container would get it: a built-in one of the
+ * same name wins (profiles.h), and one that does not parse stops the
+ * container; both are said here, not at the container's start.
+ */
+static void print_installed_profile(const char *name, const char *profiles_dir)
+{
+	struct sg_policy policy = {0};
+	struct sg_err err = {0};
+
+	if (sg_builtin_profile(name)) {
+		printf("  %-12s shadowed: the built-in profile %s is used\n", name, name);
+		return;
+	}
+	if (sg_profile_load(name, profiles_dir, &policy, &err) < 0) {
+		printf("  %-12s invalid: %s\n", name, err.msg);
+		return;
+	}
+	printf("  %-12s %zu rule%s, default %s%s\n", name, policy.n_rules,
+	       sg_plural(policy.n_rules), sg_access_name(policy.default_access),
+	       policy.mode == SG_MODE_AUDIT ? ", audit mode" : "");
+	sg_policy_free(&policy);
+}
+
 int sg_cmd_profiles(int argc, char **argv)
 {
 	struct sg_node_config config = {0};
@@ -395,7 +419,7 @@ int sg_cmd_profiles(int argc, char **argv)
 
 	printf("Installed in %s:\n", config.profiles_dir);
 	for (size_t i = 0; i < found; i++)
-		printf("  %s\n", names[i]);
+		print_installed_profile(names[i], config.profiles_dir);
 	sg_profile_names_free(names, found);
 	if (!found)
 		printf("  (none)\n");

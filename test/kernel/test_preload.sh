@@ -51,6 +51,18 @@ marked() { ls "$POLICIES/$1" | grep -q '^preloaded:' && echo marked || echo unma
 # first_word COMMAND...: the first word COMMAND prints
 first_word() { "$@" | cut -d' ' -f1; }
 
+# `profiles` says of each installed profile what a container would get:
+# its rules, or that a built-in one of its name wins, or why it is invalid.
+echo '{"version": 1, "rules": []}' >"$PROFILES/read-only.json"
+echo '{"version": 1, "rules": [' >"$PROFILES/broken-$$.json"
+expect "profiles: an installed profile's rules and default" " $SMALL 2 rules, default read-write" \
+	sh -c "\"$SG\" profiles | grep -F '  $SMALL ' | tr -s ' '"
+expect "... one a built-in profile shadows" " read-only shadowed: the built-in profile read-only is used" \
+	sh -c "\"$SG\" profiles | sed -n '/^Installed/,\$p' | grep -F '  read-only ' | tr -s ' '"
+expect "... and one that does not parse, with where" "1" \
+	sh -c "\"$SG\" profiles | grep -c '  broken-$$ *invalid: $PROFILES/broken-$$.json:'"
+rm "$PROFILES/read-only.json" "$PROFILES/broken-$$.json"
+
 OUT=$("$SG" preload "$BIG" "$SMALL" 2>&1)
 expect "preload of two profiles succeeds" "0" sh -c "\"$SG\" preload $BIG $SMALL >/dev/null 2>&1; echo \$?"
 expect "it names the rules of each" "3002 2" sh -c "sed -n 's/.*(\([0-9]*\) rules)$/\1/p' <<'EOF' | tr '\n' ' ' | sed 's/ $//'
