@@ -103,6 +103,29 @@ const char *sg_reason_text(unsigned reason)
 	return reason < SG_REASON_COUNT ? reasons[reason] : "unknown";
 }
 
+/*
+ * SG_REASON_ACCESS said for people: what the access level allowed or
+ * refused, or for a constrained write that passed, the check it passed.
+ * An audit verdict is what enforcing would have done.
+ */
+static const char *access_reason(const struct sg_compiled *c, bool write,
+				 const struct sg_result *res)
+{
+	bool refused = res->verdict == SG_VERDICT_DENY || res->verdict == SG_VERDICT_AUDIT;
+	uint8_t flags = res->rule != SG_NO_RULE ? c->rules[res->rule].flags : 0;
+
+	if (!write)
+		return refused ? "the access level does not allow reads"
+			       : "the access level allows reads";
+	if (refused)
+		return "the access level does not allow writes";
+	if (flags & SG_RULE_VALUES)
+		return "the value is one of the rule's values";
+	if (flags & SG_RULE_RANGE)
+		return "every field is within the rule's range";
+	return "the access level allows writes";
+}
+
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out)
 {
 	struct sg_env env = {.c = c};
@@ -137,7 +160,8 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 	out->verdict = res.verdict;
 	out->rule = res.rule;
 	out->layer = res.layer;
-	out->reason = sg_reason_text(res.reason);
+	out->reason = res.reason == SG_REASON_ACCESS ? access_reason(c, req->write, &res)
+						     : sg_reason_text(res.reason);
 	out->rewritten = res.rewritten;
 	if (res.rewritten) {
 		size_t n = strnlen(s.cur, sizeof(out->new_value) - 1);

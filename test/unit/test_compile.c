@@ -329,17 +329,37 @@ TEST(decisions_over_the_tables)
 	    .name = "vm/swappiness", .write = true, .value = "60\n", .value_len = 3};
 	sg_eval(&c, &req, &d);
 	CHECK(d.verdict == SG_VERDICT_ALLOW && d.rule == 3);
+	CHECK(strcmp(d.reason, "the value is one of the rule's values") == 0);
 	req.value = "61";
 	req.value_len = 2;
 	sg_eval(&c, &req, &d);
 	CHECK(d.verdict == SG_VERDICT_DENY && d.rule == 3);
+	CHECK(strcmp(d.reason, "value not in the rule's values") == 0);
+
+	req = (struct sg_access_req){.name = "net/ipv4/ip_local_port_range",
+				     .write = true,
+				     .value = "2000 3000",
+				     .value_len = 9};
+	sg_eval(&c, &req, &d);
+	CHECK(d.verdict == SG_VERDICT_ALLOW && d.rule == 2);
+	CHECK(strcmp(d.reason, "every field is within the rule's range") == 0);
+	req.name = "net/ipv4/tcp_rmem"; /* net.**: read-write, unconstrained */
+	sg_eval(&c, &req, &d);
+	CHECK(d.verdict == SG_VERDICT_ALLOW && d.rule == 7);
+	CHECK(strcmp(d.reason, "the access level allows writes") == 0);
+	req.name = "kernel/ostype"; /* kernel.*: read */
+	sg_eval(&c, &req, &d);
+	CHECK(d.verdict == SG_VERDICT_DENY && d.rule == 6);
+	CHECK(strcmp(d.reason, "the access level does not allow writes") == 0);
 
 	req = (struct sg_access_req){.name = "kernel/random/boot_id"};
 	sg_eval(&c, &req, &d);
 	CHECK(d.verdict == SG_VERDICT_DENY && d.rule == 4);
+	CHECK(strcmp(d.reason, "the access level does not allow reads") == 0);
 	req.name = "kernel/random/uuid";
 	sg_eval(&c, &req, &d);
 	CHECK(d.verdict == SG_VERDICT_ALLOW && d.rule == 8);
+	CHECK(strcmp(d.reason, "the access level allows reads") == 0);
 
 	req = (struct sg_access_req){
 	    .name = "net/ipv4/ping_group_range", .write = true, .value = "1\t1\n", .value_len = 4};
