@@ -127,9 +127,13 @@ policy_of() { "$SG" status --container "$1" --json | first_policy_hash; }
 policy_of_cgroup() { "$SG" status --cgroup "$1" --json 2>/dev/null | first_policy_hash; }
 
 # Entries of the node programs' outer maps at slots no policy holds: 0 at
-# every moment (a slot is claimed before it is placed, emptied before it is freed).
+# every moment (a slot is claimed before it is placed, emptied before it is
+# freed). The maps are read one after the other, not at one moment: the pins
+# lock, held as gc holds it, keeps other suites' hooks from claiming or
+# releasing a slot between the reads (a policy claimed and placed after the
+# slots were read looked like a stray).
 outer_at_free_slots() {
-	python3 - <<'EOF'
+	flock -x /sys/fs/bpf/sysctl-guard python3 - <<'EOF'
 import json, os, subprocess
 root = "/sys/fs/bpf/sysctl-guard/programs"
 def keys(pin):
