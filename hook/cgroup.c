@@ -145,6 +145,18 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err)
 	struct statfs sfs;
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+	/* A directory that is not there was named wrong (--cgroup, cgroupsPath): input. */
+	if (dfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		char mount[PATH_MAX];
+		struct sg_err ignored = {0};
+		bool no_dir = errno == ENOENT;
+		if (sg_cgroup2_mount(mount, &ignored) < 0)
+			snprintf(mount, sizeof(mount), "none found");
+		return sg_input_error(err,
+				      "cgroup %s: %s; a cgroup is a directory under the cgroup2 "
+				      "mount (%s)",
+				      dir, no_dir ? "no such directory" : "not a directory", mount);
+	}
 	if (dfd < 0)
 		return sg_system_error(err, errno, "cgroup %s: cannot open: %s", dir,
 				       strerror(errno));
