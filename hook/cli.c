@@ -106,6 +106,58 @@ int sg_report(const struct sg_err *err)
 	return err->status;
 }
 
+/*
+ * Patterns that never decide, past those find_shadowed named: another
+ * pattern wins every name they match ("a.**" listed before "a.*").
+ */
+static void warn_never_winning(const struct sg_policy *p, const struct sg_compiled *c)
+{
+	_cleanup_free_ bool *never = sg_xcalloc(c->n_name_copies ? c->n_name_copies : 1, 1);
+
+	if (!sg_compiled_patterns_never_winning(c, never))
+		return;
+	for (size_t i = 0; i < p->n_rules && i < c->n_name_copies; i++)
+		if (never[i] && !p->rules[i].shadowed)
+			fprintf(stderr,
+				"warning: %s:%u:%u: rules[%zu]: never matches: another pattern "
+				"wins every name it matches (one with more literal characters, "
+				"or as many and listed first)\n",
+				p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i);
+}
+
+/* Whether @file is a policy the hook takes, as check says: 0 or the exit status. */
+static int check_file(const char *file)
+{
+	struct sg_policy policy = {0};
+	struct sg_policy_set set = {0};
+	struct sg_compiled compiled = {0};
+	struct sg_err err = {0};
+	int status = SG_EXIT_OK;
+
+	if (sg_policy_load_file(file, &policy, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return SG_EXIT_INPUT;
+	}
+	sg_policy_find_shadowed(&policy);
+	for (size_t w = 0; w < policy.n_warnings; w++)
+		fprintf(stderr, "warning: %s\n", policy.warnings[w]);
+	sg_policy_set_adopt(&policy, file, &set);
+	/* What the hook compiles too: a policy too complex for it is not valid. */
+	if (sg_compile(&set, &compiled, &err) < 0) {
+		status = sg_report(&err);
+		goto out;
+	}
+	const struct sg_policy *p = &set.layers[0];
+	warn_never_winning(p, &compiled);
+	printf("%s: valid (%zu rule%s, mode %s, default %s)\n", file, p->n_rules,
+	       sg_plural(p->n_rules), sg_mode_name(p->mode), sg_access_name(p->default_access));
+out:
+	sg_compiled_free(&compiled);
+	sg_policy_set_free(&set);
+	sg_policy_free(&policy);
+	return status;
+}
+
 int sg_cmd_check(int argc, char **argv)
 {
 	int status = SG_EXIT_OK;
@@ -113,21 +165,9 @@ int sg_cmd_check(int argc, char **argv)
 	if (argc < 2)
 		return sg_usage_error("check", "expected at least one policy file");
 	for (int i = 1; i < argc; i++) {
-		struct sg_policy policy = {0};
-		struct sg_err err = {0};
-
-		if (sg_policy_load_file(argv[i], &policy, &err) < 0) {
-			fprintf(stderr, "%s\n", err.msg);
-			status = SG_EXIT_INPUT;
-			continue;
-		}
-		sg_policy_find_shadowed(&policy);
-		for (size_t w = 0; w < policy.n_warnings; w++)
-			fprintf(stderr, "warning: %s\n", policy.warnings[w]);
-		printf("%s: valid (%zu rule%s, mode %s, default %s)\n", argv[i], policy.n_rules,
-		       sg_plural(policy.n_rules), sg_mode_name(policy.mode),
-		       sg_access_name(policy.default_access));
-		sg_policy_free(&policy);
+		int r = check_file(argv[i]);
+		if (r != SG_EXIT_OK)
+			status = r;
 	}
 	return status;
 }

@@ -1304,6 +1304,21 @@ int sg_compile_dfa(const struct sg_policy_set *set, struct sg_compiled *out, str
 	return compile(set, PART_DFA, out, err);
 }
 
+size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *never)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < c->n_name_copies; g++)
+		never[g] = c->dfa_patterns && c->dfa_patterns[g];
+	/* Every state is reached by some name, and its accept entry is that name's winner. */
+	for (uint32_t s = 0; c->accept && s < c->n_states; s++)
+		if (c->accept[s] < c->n_name_copies)
+			never[c->accept[s]] = false;
+	for (size_t g = 0; g < c->n_name_copies; g++)
+		n += never[g];
+	return n;
+}
+
 size_t sg_count_patterns(const struct sg_policy_set *set, size_t enough)
 {
 	size_t n = 0;

@@ -107,6 +107,15 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 int sg_compile_rules(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 int sg_compile_dfa(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
+/*
+ * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:
+ * for every name one matches, another pattern of its layer wins (more
+ * literal characters, or as many and listed first). Sets never[g] for each
+ * such policy rule g and clears it for the others (n_name_copies entries);
+ * returns how many. A name past SG_NAME_MAX counts as a name here.
+ */
+size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *never);
+
 /* The rules of @set with a wildcard, counted up to @enough. */
 size_t sg_count_patterns(const struct sg_policy_set *set, size_t enough);
 

@@ -437,6 +437,7 @@ void sg_policy_find_shadowed(struct sg_policy *p)
 			first_of[k] = (uint32_t)i + 1; /* n_rules <= SG_MAX_RULES */
 			continue;
 		}
+		p->rules[i].shadowed = true;
 		warn(p,
 		     "%s:%u:%u: rules[%zu]: never matches: shadowed by rules[%u], which has the "
 		     "same name and is listed first",

@@ -40,6 +40,7 @@ struct sg_rule {
 	enum sg_on_violation on_violation;
 	char *rewrite; /* NULL when none */
 	struct sg_pos pos;
+	bool shadowed; /* an earlier rule has its name (sg_policy_find_shadowed) */
 };
 
 struct sg_policy {
@@ -76,10 +77,10 @@ int sg_policy_load_file(const char *path, struct sg_policy *out, struct sg_err *
 void sg_policy_free(struct sg_policy *policy);
 
 /*
- * Sets ->warnings to one for each rule that can never match: its name is an
- * earlier rule's. Parsing does not look: `check` shows these warnings, while
- * the hook has no one to show them to, and the search took 0.4 ms of a
- * 10,000-rule policy's hook.
+ * Sets ->warnings to one for each rule that can never match, and marks it
+ * shadowed: its name is an earlier rule's. Parsing does not look: `check` shows these warnings,
+ * while the hook has no one to show them to, and the search took 0.4 ms of a 10,000-rule policy's
+ * hook.
  */
 void sg_policy_find_shadowed(struct sg_policy *p);
 

@@ -278,7 +278,7 @@ def report(raw):
         pass
     if proxy:
         p(f"   proxies, 100 rules (process wall, median): `--version` {median(proxy.get('version', [])):.2f},"
-          f" `check` (parse) {median(proxy.get('check', [])):.2f},"
+          f" `check` (parse+compile+warnings) {median(proxy.get('check', [])):.2f},"
           f" `explain` (parse+compile) {median(proxy.get('explain', [])):.2f}")
     if comp:
         p("   compile only (compile_bench, in-process): "

@@ -203,6 +203,17 @@ expect "explain --pos 7 of a constrained rule: denied" "denied (EPERM)" sh -c \
 	"\"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos 7 | head -1 | grep -o 'denied (EPERM)'"
 expect "explain --batch with a NAME too: exit 1" "1" usage_status "$SG" explain "$RANGE" --batch vm.swappiness
 expect "gc --min-age -5: exit 1" "1" usage_status "$SG" gc --min-age -5
+# check says what the hook would say: a policy too complex to compile is not
+# valid, and a pattern that another wins for every name it matches is warned of.
+python3 -c 'import json; print(json.dumps(json.loads(json.loads(__import__("sys").argv[1])["io.sysctl-guard.policy"])))' \
+	"$COMPLEX_P" >"$TMPDIR_TEST/complex.json"
+expect "check of a policy too complex for the hook: exit 1, said so" "1 1" sh -c \
+	"\"$SG\" check \"$TMPDIR_TEST/complex.json\" 2>&1 >/dev/null | grep -c 'policy too complex' | tr '\n' ' '; \"$SG\" check \"$TMPDIR_TEST/complex.json\" >/dev/null 2>&1; echo \$?"
+printf '{"version": 1, "rules": [\n{"name": "net.ipv4.**", "access": "read"},\n{"name": "net.ipv4.*", "access": "none"}]}\n' \
+	>"$TMPDIR_TEST/loser.json"
+expect "check warns of a pattern that never wins, and exits 0" \
+	"warning: $TMPDIR_TEST/loser.json:3:1: rules[1]: never matches: another pattern wins every name it matches (one with more literal characters, or as many and listed first)
+0" sh -c "\"$SG\" check \"$TMPDIR_TEST/loser.json\" 2>&1 >/dev/null; echo \$?"
 status_of_none() {
 	"$SG" status --container "sg-none-$$" >"$TMPDIR_TEST/status-out" 2>/dev/null
 	echo "$? $(wc -c <"$TMPDIR_TEST/status-out")"

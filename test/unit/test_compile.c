@@ -965,9 +965,31 @@ TEST(patterns_are_counted)
 	free_set(&set);
 }
 
+/* A pattern that some name lets win is not flagged; one that loses every name is. */
+TEST(patterns_that_never_win)
+{
+	struct sg_policy_set set = {.n_layers = 1};
+	struct sg_compiled c;
+	bool never[7];
+
+	add_rule(&set.layers[0], "net.ipv4.**", SG_ACCESS_READ);	       /* 0 */
+	add_rule(&set.layers[0], "net.ipv4.*", SG_ACCESS_NONE);		       /* 1: 0 wins */
+	add_rule(&set.layers[0], "net.ipv4.conf.*.rp_filter", SG_ACCESS_READ); /* 2 */
+	add_rule(&set.layers[0], "kernel.*", SG_ACCESS_READ);		       /* 3 */
+	add_rule(&set.layers[0], "kernel.ho*", SG_ACCESS_NONE);		       /* 4: more literal */
+	add_rule(&set.layers[0], "kernel.hostname", SG_ACCESS_NONE);	       /* 5: no wildcard */
+	add_rule(&set.layers[0], "kernel.h?", SG_ACCESS_NONE);		       /* 6 */
+	compile_ok(&set, &c);
+	CHECK(sg_compiled_patterns_never_winning(&c, never) == 1);
+	CHECK(never[1]);
+	CHECK(!never[0] && !never[2] && !never[3] && !never[4] && !never[5] && !never[6]);
+	sg_compiled_free(&c);
+	free_set(&set);
+}
+
 RUN_TESTS(T(rule_entries), T(lookups), T(decisions_over_the_tables),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
-	  T(the_dfa_built_apart_is_the_whole), T(patterns_are_counted))
+	  T(the_dfa_built_apart_is_the_whole), T(patterns_are_counted), T(patterns_that_never_win))
