@@ -7,6 +7,7 @@
  */
 #include "confine.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -259,7 +260,8 @@ static uint32_t arg0_low(void)
  */
 static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 {
-	const size_t deny = 8 + search_size(n_nrs), allow = deny + 1, kill = deny + 2;
+	enum { HEADER_INSNS = 8 }; /* before the search: arch, ABI, prctl's option, nr */
+	const size_t deny = HEADER_INSNS + search_size(n_nrs), allow = deny + 1, kill = deny + 2;
 	size_t pc = 0;
 
 	qsort(nrs, n_nrs, sizeof(*nrs), cmp_nr);
@@ -291,7 +293,10 @@ static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 	/* Any other prctl is up to the list (the sanitizers' has it). */
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						 offsetof(struct seccomp_data, nr));
+	/* Every jump above was aimed by HEADER_INSNS: a header of another length misses. */
+	assert(pc == HEADER_INSNS);
 	emit_search(nrs, n_nrs, allow, deny, out, &pc);
+	assert(pc == deny);
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny_action());
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	out[pc++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
