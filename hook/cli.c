@@ -48,15 +48,18 @@ const struct sg_command sg_commands[] = {
      "Prints a policy that allows exactly what the container read and wrote while its\n"
      "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
      "as values. `check` accepts it; review it before you enforce it.\n"},
-    {"preload", sg_cmd_preload, "[--config FILE] [PROFILE...]",
+    {"preload", sg_cmd_preload, "[--config FILE] [--sysctl NAME=VALUE]... [PROFILE...]",
      "Makes ahead, as the hook would for a container whose only annotation names\n"
      "PROFILE, each profile's policy (every profile in profiles_dir when none is\n"
      "named; the baseline alone too where the node config has one), so that such\n"
      "containers find it in use: no parsing or compiling as they start. Each\n"
      "replaces what was preloaded for the same profile before; with no PROFILE,\n"
      "profiles no longer installed lose theirs. `gc` keeps preloaded policies\n"
-     "while no container uses them. Exit status 2 when a policy is made but its\n"
-     "inputs could not be recorded (its first container would make it again).\n"},
+     "while no container uses them. --sysctl NAME=VALUE (repeatable) makes them\n"
+     "for containers whose config.json has exactly these linux.sysctl pairs, as\n"
+     "Podman (net.ipv4.ping_group_range=0 0) and containerd add to every one.\n"
+     "Exit status 2 when a policy is made but its inputs could not be recorded\n"
+     "(its first container would make it again).\n"},
     {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
      "the programs of policies no guard has used for SECONDS (default 60);\n"

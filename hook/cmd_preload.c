@@ -13,6 +13,7 @@
  * node's marks become exactly those of its profiles and baseline: a
  * profile removed since loses its mark too.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compose.h"
 #include "confine.h"
 #include "config.h"
 #include "guard.h"
@@ -32,9 +34,66 @@ struct preload {
 	struct sg_inputs inputs;
 };
 
-/* One source per profile named (every installed one when none is), and the baseline alone. */
+/* The linux.sysctl pairs every container of the node has (--sysctl), as a runtime adds them. */
+struct node_sysctls {
+	struct sg_sysctl_pair *v;
+	size_t n;
+	char *text; /* " (linux.sysctl NAME=VALUE ...)" for the labels, "" when none */
+};
+
+/* --sysctl NAME=VALUE, once per name: 0, or the usage error's exit status. */
+static int add_sysctl(struct node_sysctls *s, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg)
+		return sg_usage_error("preload", "--sysctl takes NAME=VALUE, not \"%s\"", arg);
+	size_t name_len = (size_t)(eq - arg);
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->v[i].name) == name_len && strncmp(s->v[i].name, arg, name_len) == 0)
+			return sg_usage_error("preload", "--sysctl %.*s given twice", (int)name_len,
+					      arg);
+	s->v = sg_xrealloc(s->v, s->n + 1, sizeof(*s->v));
+	s->v[s->n++] = (struct sg_sysctl_pair){sg_xstrndup(arg, name_len), sg_xstrdup(eq + 1)};
+	return 0;
+}
+
+/* What the labels add: which pairs the policies were made with. */
+static void describe_sysctls(struct node_sysctls *s)
+{
+	size_t len = strlen(" (linux.sysctl)") + 1;
+	for (size_t i = 0; i < s->n; i++)
+		len += strlen(s->v[i].name) + strlen(s->v[i].value) + 2;
+	s->text = sg_xcalloc(len, 1);
+	if (!s->n)
+		return;
+	strcat(s->text, " (linux.sysctl");
+	for (size_t i = 0; i < s->n; i++) {
+		strcat(s->text, " ");
+		strcat(s->text, s->v[i].name);
+		strcat(s->text, "=");
+		strcat(s->text, s->v[i].value);
+	}
+	strcat(s->text, ")");
+}
+
+static void node_sysctls_free(struct node_sysctls *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].value);
+	}
+	free(s->v);
+	free(s->text);
+}
+
+/*
+ * One source per profile named (every installed one when none is), and the
+ * baseline alone, each with the node's linux.sysctl pairs. The label names
+ * the pairs: a profile preloaded with them and without has a mark for each.
+ */
 static size_t plan(const struct sg_node_config *config, char **names, size_t n_names,
-		   struct preload **out)
+		   const struct node_sysctls *sysctls, struct preload **out)
 {
 	size_t n = n_names + (config->baseline ? 1 : 0);
 	struct preload *p = sg_xcalloc(n ? n : 1, sizeof(*p));
@@ -42,8 +101,11 @@ static size_t plan(const struct sg_node_config *config, char **names, size_t n_n
 	for (size_t i = 0; i < n; i++) {
 		p[i].src.config = config;
 		p[i].src.keep_text = true;
-		p[i].label = i < n_names ? sg_xasprintf("profile %s", names[i])
-					 : sg_xasprintf("baseline (%s)", config->baseline_label);
+		p[i].src.sysctls = sysctls->v;
+		p[i].src.n_sysctls = sysctls->n;
+		p[i].label = i < n_names ? sg_xasprintf("profile %s%s", names[i], sysctls->text)
+					 : sg_xasprintf("baseline (%s)%s", config->baseline_label,
+							sysctls->text);
 	}
 	*out = p;
 	return n;
@@ -116,10 +178,10 @@ static int drop_other_marks(const struct preload *p, size_t n, struct sg_err *er
 }
 
 static int preload(const struct sg_node_config *config, char **names, size_t n_names,
-		   bool everything, struct sg_err *err)
+		   const struct node_sysctls *sysctls, bool everything, struct sg_err *err)
 {
 	struct preload *p;
-	size_t n = plan(config, names, n_names, &p);
+	size_t n = plan(config, names, n_names, sysctls, &p);
 	int r = 0;
 
 	if (n == 0)
@@ -143,13 +205,34 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 
 int sg_cmd_preload(int argc, char **argv)
 {
+	static const struct option options[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"sysctl", required_argument, NULL, 's'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct node_sysctls sysctls = {0};
 	struct sg_node_config config = {0};
 	struct sg_err err = {0};
+	const char *config_path = NULL;
 	char **installed = NULL;
-	int status = sg_load_config_option("preload", argc, argv, &config);
+	int opt, status = SG_EXIT_OK;
 
-	if (status != SG_EXIT_OK)
+	optind = 1;
+	while (status == SG_EXIT_OK && (opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'c')
+			config_path = optarg;
+		else if (opt == 's')
+			status = add_sysctl(&sysctls, optarg);
+		else
+			status = sg_usage_error("preload", "unknown option");
+	}
+	if (status == SG_EXIT_OK && sg_node_config_load(config_path, &config, &err) < 0)
+		status = sg_report(&err);
+	if (status != SG_EXIT_OK) {
+		node_sysctls_free(&sysctls);
 		return status;
+	}
+	describe_sysctls(&sysctls);
 	char **names = argv + optind;
 	size_t n_names = (size_t)(argc - optind);
 	bool everything = n_names == 0;
@@ -157,9 +240,11 @@ int sg_cmd_preload(int argc, char **argv)
 		    ? sg_installed_profile_names(config.profiles_dir, &installed, &n_names, &err)
 		    : 0;
 	if (r == 0)
-		r = preload(&config, everything ? installed : names, n_names, everything, &err);
+		r = preload(&config, everything ? installed : names, n_names, &sysctls, everything,
+			    &err);
 	if (everything)
 		sg_profile_names_free(installed, n_names);
 	sg_node_config_free(&config);
+	node_sysctls_free(&sysctls);
 	return r < 0 ? sg_report(&err) : SG_EXIT_OK;
 }

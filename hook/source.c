@@ -58,17 +58,36 @@ bool sg_source_has_policy(const struct sg_policy_source *src)
 	return src->config->baseline || src->has_annotation;
 }
 
-/* linux.sysctl as one input: each name and value with its NUL, in the config's order. */
+static int by_name_and_value(const void *a, const void *b)
+{
+	const struct sg_sysctl_pair *x = *(const struct sg_sysctl_pair *const *)a,
+				    *y = *(const struct sg_sysctl_pair *const *)b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->value, y->value);
+}
+
+/*
+ * linux.sysctl as one input: each name and value with its NUL, sorted by
+ * name. It is a JSON object, whose order means nothing: runtimes written in
+ * Go write it sorted, and `preload --sysctl` takes the pairs in any order.
+ */
 static void serialise_sysctls(struct sg_policy_source *src)
 {
+	_cleanup_free_ const struct sg_sysctl_pair **sorted =
+	    sg_xcalloc(src->n_sysctls ? src->n_sysctls : 1, sizeof(*sorted));
 	size_t len = 0;
-	for (size_t i = 0; i < src->n_sysctls; i++)
+
+	for (size_t i = 0; i < src->n_sysctls; i++) {
+		sorted[i] = &src->sysctls[i];
 		len += strlen(src->sysctls[i].name) + strlen(src->sysctls[i].value) + 2;
+	}
+	if (src->n_sysctls)
+		qsort(sorted, src->n_sysctls, sizeof(*sorted), by_name_and_value);
 	free(src->sysctl_text);
 	src->sysctl_text = sg_xmalloc(len ? len : 1);
 	src->sysctl_text_len = 0;
 	for (size_t i = 0; i < src->n_sysctls; i++) {
-		const char *parts[] = {src->sysctls[i].name, src->sysctls[i].value};
+		const char *parts[] = {sorted[i]->name, sorted[i]->value};
 		for (size_t k = 0; k < 2; k++) {
 			size_t n = strlen(parts[k]) + 1;
 			memcpy(src->sysctl_text + src->sysctl_text_len, parts[k], n);

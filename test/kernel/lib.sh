@@ -122,6 +122,9 @@ hook_created() {
 }
 
 # policy_of ID: the policy key of container ID's guard; policy_of_cgroup DIR: of DIR's.
+# usage_status COMMAND...: COMMAND's exit status, its output dropped.
+usage_status() { "$@" </dev/null >/dev/null 2>&1; echo $?; }
+
 first_policy_hash() { python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
 policy_of() { "$SG" status --container "$1" --json | first_policy_hash; }
 policy_of_cgroup() { "$SG" status --cgroup "$1" --json 2>/dev/null | first_policy_hash; }

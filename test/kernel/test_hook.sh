@@ -196,7 +196,6 @@ expect "state that is not JSON: exit 1 with a position" "1 state:2:1: invalid JS
 expect "an unknown stage: exit 1" "1" sh -c "echo '{}' | \"$SG\" hook bogus >/dev/null 2>&1; echo \$?"
 # Numbers on the command line are numbers, or exit 1.
 RANGE=$(policy range '{ "version": 1, "rules": [{ "name": "vm.swappiness", "access": "read-write", "range": [0, 100] }] }')
-usage_status() { "$@" </dev/null >/dev/null 2>&1; echo $?; }
 expect "explain --pos that is not a file position: exit 1" "1 1 1 1" sh -c \
 	"$(declare -f usage_status); for p in abc 3x -1 4294967296; do echo -n \"\$(usage_status \"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos \$p) \"; done | sed 's/ \$//'"
 expect "explain --pos 7 of a constrained rule: denied" "denied (EPERM)" sh -c \

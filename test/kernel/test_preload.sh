@@ -81,6 +81,25 @@ expect "so does the small profile's" "reused ok EPERM" guarded p2
 container p3 "{\"io.sysctl-guard.profile\": \"$SMALL\", \"io.sysctl-guard.mode\": \"audit\"}"
 expect "other inputs (a mode annotation) are not what was preloaded: made" "made ok ok" guarded p3
 
+# --sysctl: made for containers with exactly those linux.sysctl pairs, as
+# Podman and containerd add to every config.json, in any order.
+SYS=preload-sys-$$
+small_profile "$SYS"
+OUT=$("$SG" preload --sysctl net.ipv4.ping_group_range="0 0" --sysctl kernel.domainname=preset "$SYS" 2>&1)
+expect "preload --sysctl: the label names the pairs" \
+	"profile $SYS (linux.sysctl net.ipv4.ping_group_range=0 0 kernel.domainname=preset)" \
+	sh -c "sed -n 's/^preloaded \(.*\): policy.*/\1/p' <<'EOF'
+$OUT
+EOF"
+container p9 "{\"io.sysctl-guard.profile\": \"$SYS\"}" "" '{"kernel.domainname": "preset", "net.ipv4.ping_group_range": "0 0"}'
+expect "... a container with those pairs, in another order, finds it" "reused ok EPERM" guarded p9
+container p10 "{\"io.sysctl-guard.profile\": \"$SYS\"}" "" '{"net.ipv4.ping_group_range": "0 0"}'
+expect "... one with other pairs makes its own" "made ok EPERM" guarded p10
+expect "preload --sysctl without a value: exit 1" "1" usage_status "$SG" preload --sysctl kernel.domainname "$SYS"
+expect "... a name given twice: exit 1" "1" usage_status "$SG" preload --sysctl a.b=1 --sysctl a.b=2 "$SYS"
+for id in p9 p10; do stop "$id"; done
+rm "$PROFILES/$SYS.json" # not one of the installed profiles below
+
 # A rewrite: the preloaded policy was fitted to the kernel (rewrites work) as the hook's would be.
 OUT=$("$SG" preload "$ONE" 2>&1)
 expect "one rule: said in the singular" "1" sh -c "grep -c '(1 rule)$' <<'EOF'
