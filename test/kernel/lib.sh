@@ -7,6 +7,7 @@
 
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../node.sh"
 
 CGROUPS=()
 TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)

@@ -99,21 +99,6 @@ expect "... with the first one's tables" "$(policy_of b1)" policy_of b2
 # gc removes a policy no guard uses, and forgets which inputs made it.
 KEY=$(policy_of r11)
 for id in r11 r12; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
-inputs_naming() { # how many recorded inputs name policy $1
-	local map
-	for map in /sys/fs/bpf/sysctl-guard/programs/*/inputs; do
-		bpftool -j map dump pinned "$map"
-	done | python3 -c '
-import json, sys
-key = sys.argv[1]
-n = 0
-# bpftool prints the value as bytes: the policy key is its first 24, NUL padded.
-for dump in json.loads("[" + sys.stdin.read().replace("]\n[", "],\n[") + "]"):
-    for e in dump:
-        if bytes(int(b, 16) for b in e["value"][:24]).rstrip(b"\0").decode() == key:
-            n += 1
-print(n)' "$1"
-}
 expect "the inline policy's inputs are recorded" "1" inputs_naming "$KEY"
 "$SG" gc --min-age 0 >/dev/null 2>&1
 expect "gc removed the policy" "gone" sh -c "[ -e /sys/fs/bpf/sysctl-guard/policies/$KEY ] && echo left || echo gone"

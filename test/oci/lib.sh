@@ -3,6 +3,7 @@
 # cleanup of every container and guard the test made, assertions.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../node.sh"
 . "$(dirname "$0")/bundle.sh"
 
 CONTAINERS=()

@@ -51,6 +51,35 @@ CSV=$(csv "io.sysctl-guard.policy=$POLICY")
 expect "podman: an inline policy, CSV-quoted, clamps a write" "4096" \
 	podman_run --annotation "$CSV" -- sh -c 'echo 65535 > /proc/sys/net/core/somaxconn; cat /proc/sys/net/core/somaxconn'
 
+# Podman adds its default linux.sysctl (net.ipv4.ping_group_range=0 0) to every
+# container: a profile preloaded with that pair is found by its first
+# container's inputs (the hook records no inputs of its own), and enforced.
+PROFILE=sg-podman-pre-$$
+printf '{"version": 1, "default": "read-write", "rules": [{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_podman_%s", "access": "none"}]}\n' \
+	"$$" >"$WORK/profiles/$PROFILE.json"
+DEFAULTS=$(sed -n '/^default_sysctls/,/]/s/^ *"\(.*\)",*$/\1/p' /usr/share/containers/containers.conf /etc/containers/containers.conf 2>/dev/null | tail -1)
+if [ "$DEFAULTS" = "net.ipv4.ping_group_range=0 0" ]; then
+	KEY=$("$SG" preload --sysctl "$DEFAULTS" "$PROFILE" | sed -n 's/.*: policy \([0-9a-f]*\) .*/\1/p')
+	expect "podman: preload --sysctl with Podman's default pair records its inputs" "1" inputs_naming "$KEY"
+	expect "podman: the preloaded profile guards its first container" "Linux
+sh: write error: Operation not permitted
+write-denied" podman_run --annotation io.sysctl-guard.profile="$PROFILE" -- sh -c "$PROBE_CMD"
+	expect "... found by its inputs: none recorded anew" "1" inputs_naming "$KEY"
+	# While one runs, its guard names the preloaded policy.
+	running_policy() {
+		local id
+		id=$("${PODMAN[@]}" run -d --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+			--privileged --annotation io.sysctl-guard.profile="$PROFILE" --rootfs "$WORK/rootfs" \
+			sleep 30 </dev/null 2>&1) || { echo "podman run -d: $id"; return; }
+		echo "$("$SG" status --container "$id" --json 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])' 2>&1) $(inputs_naming "$KEY")"
+		"${PODMAN[@]}" rm -f -t 0 "$id" >/dev/null 2>&1
+	}
+	expect "... a running one's guard has the preloaded policy, and no inputs were recorded" "$KEY 1" running_policy
+	rm -f /sys/fs/bpf/sysctl-guard/policies/"$KEY"/preloaded:*
+else
+	echo "note: Podman's default_sysctls here are not net.ipv4.ping_group_range=0 0 alone: preload --sysctl not tried"
+fi
+
 expect "podman: no annotation, the hook does not run" "Linux
 write-ok" podman_run -- sh -c "$PROBE_CMD"
 
