@@ -343,18 +343,24 @@ static SG_INLINE void observe(struct bpf_sysctl *ctx, struct sg_scratch *s,
 {
 	__builtin_memset(&s->seen, 0, sizeof(s->seen));
 	s->seen.guard = g->cgroup_id;
-	s->seen.write = write;
+	s->seen.write = (__u8)write;
 	__builtin_memcpy(s->seen.name, s->key.name, sizeof(s->seen.name));
-	if (write && bpf_sysctl_get_new_value(ctx, s->seen.value, sizeof(s->seen.value)) < 0)
+	/* -EINVAL: a write of no bytes; -E2BIG: a longer one than value[] holds, cut. */
+	long got = write ? bpf_sysctl_get_new_value(ctx, s->seen.value, sizeof(s->seen.value)) : 0;
+	if (got < 0)
 		s->seen.value[0] = '\0';
+	s->seen.value_too_long = got == -7; /* E2BIG */
 }
 
-/* ... and kept with its verdict: a policy learned from a denial must not allow it. */
+/*
+ * ... and kept with its verdict: a policy learned from what the guard
+ * denied, rewrote or clamped would allow what the guard did not.
+ */
 static SG_INLINE void remember(struct sg_scratch *s, const struct sg_result *res)
 {
 	__u64 one = 1;
 
-	s->seen.denied = res->verdict == SG_VERDICT_DENY;
+	s->seen.verdict = (__u8)res->verdict;
 	bpf_map_update_elem(&seen, &s->seen, &one, BPF_ANY);
 }
 

@@ -316,8 +316,10 @@ struct sg_event {
 /* Key of a guard's seen map (learning): one entry per name, access, value and verdict. */
 struct sg_seen_key {
 	__u64 guard; /* the guarded cgroup */
-	__u32 write;
-	__u32 denied; /* the guard denied it: learning from an enforcing guard */
+	__u8 write;
+	__u8 verdict;	     /* enum sg_verdict: what the guard did with it */
+	__u8 value_too_long; /* the value written did not fit value[], which is empty */
+	__u8 pad[5];
 	char name[SG_NAME_MAX];
 	char value[SG_VALUE_MAX]; /* as written, zero padded; empty for reads */
 };

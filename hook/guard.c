@@ -18,6 +18,7 @@
 
 #include "../bpf/sysctl_guard.h"
 #include "cgroup.h"
+#include "learn.h"
 #include "log.h"
 #include "timing.h"
 #include "util.h"
@@ -667,6 +668,8 @@ int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta
 		unindex_container(meta->container_id, entry);
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
 	int r = remove_pins(dir, true);
+	if (meta && meta->learn)
+		sg_learn_forget(meta->program_key, meta->cgroup_id);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot remove the guard pinned at %s: %s", dir,
 				       strerror(-r));
@@ -1181,8 +1184,10 @@ static int gc_locked(unsigned min_age_s, bool preloaded, bool programs)
 	int removed = gc_unused_policies(min_age_s, preloaded);
 	if (removed > 0)
 		gc_inputs();
-	if (programs)
+	if (programs) {
+		sg_learn_forget_orphans(); /* of guards removed without a word: killed, crashed */
 		gc_unused_programs(min_age_s);
+	}
 	close(lock_fd);
 	return removed;
 }

@@ -682,10 +682,10 @@ static bool is_ascii(const unsigned char *s, size_t len)
 }
 
 /* yajl checks only the shape of multi-byte sequences. */
-static bool valid_utf8(const unsigned char *s, size_t len)
+bool sg_utf8_valid(const char *s, size_t len)
 {
 	for (size_t i = 0, n; i < len; i += n)
-		if (!(n = utf8_char(s + i, len - i)))
+		if (!(n = utf8_char((const unsigned char *)s + i, len - i)))
 			return false;
 	return true;
 }
@@ -708,7 +708,7 @@ static int check_string(struct builder *b, size_t start, size_t end, const unsig
 		return fail(b, start, "%s contains a NUL character", what);
 	if (!check_escapes(b, start, end))
 		return 0;
-	if (!valid_utf8(s, len))
+	if (!sg_utf8_valid((const char *)s, len))
 		return fail(b, start, "%s is not valid UTF-8", what);
 	return 1;
 }

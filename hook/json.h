@@ -102,4 +102,8 @@ const char *sg_json_type_name(enum sg_json_type type);
  */
 void sg_json_quote(const char *s, size_t len, char *out, size_t cap);
 
+/* Whether @len bytes of @s are UTF-8, as a JSON string must be (no overlong forms, no surrogates).
+ */
+bool sg_utf8_valid(const char *s, size_t len);
+
 #endif

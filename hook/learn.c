@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "learn.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,18 +29,24 @@ struct learned {
 	bool written;
 	char **values; /* normalised, distinct */
 	size_t n_values;
-	bool any_value; /* a value too long to list was written */
+	bool any_value; /* a value that cannot be listed was written (note_unlisted) */
+};
+
+/* Lines for the operator, in the order they are to be read. */
+struct notes {
+	char **v;
+	size_t n;
 };
 
 struct record {
 	struct learned *items;
 	size_t n;
-	char **denied; /* what the guard denied, described: left out of the policy */
-	size_t n_denied;
+	struct notes left_out; /* what the guard denied, rewrote or clamped: not in the policy */
+	struct notes unlisted; /* names written with values no policy can list */
 };
 
-/* At most this many denials are named one by one. */
-#define DENIALS_NAMED 20
+/* At most this many accesses are named one by one, per kind. */
+#define NOTES_NAMED 20
 
 static struct learned *find_or_add(struct record *rec, const char *name)
 {
@@ -53,11 +60,31 @@ static struct learned *find_or_add(struct record *rec, const char *name)
 	return l;
 }
 
-static void add_value(struct learned *l, const char *raw)
+static void add_note(struct notes *notes, char *line)
+{
+	notes->v = sg_xrealloc(notes->v, notes->n + 1, sizeof(char *));
+	notes->v[notes->n++] = line;
+}
+
+/*
+ * A value the policy can list as written: within SG_VALUE_MAX (the kernel
+ * cut a longer one, and the record has none of it) and UTF-8, as JSON
+ * strings are. Any other makes the rule allow any value, which is said.
+ */
+static void add_value(struct record *rec, struct learned *l, const struct sg_seen_key *seen)
 {
 	char norm[SG_VALUE_MAX];
-	int n = sg_value_normalise(raw, strnlen(raw, SG_VALUE_MAX), norm, sizeof(norm));
+	const char *raw = seen->value;
+	size_t len = strnlen(raw, SG_VALUE_MAX);
+	int n = seen->value_too_long || !sg_utf8_valid(raw, len)
+		    ? -1
+		    : sg_value_normalise(raw, len, norm, sizeof(norm));
 	if (n < 0) {
+		if (!l->any_value) {
+			char dotted[SG_NAME_MAX];
+			sg_name_to_dotted(l->name, dotted, sizeof(dotted));
+			add_note(&rec->unlisted, sg_xstrdup(dotted));
+		}
 		l->any_value = true;
 		return;
 	}
@@ -81,17 +108,28 @@ static int by_text(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A denied access, as the warning names it: "write kernel.domainname \"x\"". */
-static void add_denial(struct record *rec, const struct sg_seen_key *seen)
+/*
+ * What the guard did not let through as asked: denied, or rewritten or
+ * clamped. A policy that allowed it would allow what the guard did not.
+ */
+static bool left_out(const struct sg_seen_key *seen)
+{
+	return seen->verdict == SG_VERDICT_DENY || seen->verdict == SG_VERDICT_REWRITE;
+}
+
+/* An access left out, as the warning names it: "denied: write kernel.domainname \"x\"". */
+static void add_left_out(struct record *rec, const struct sg_seen_key *seen)
 {
 	char dotted[SG_NAME_MAX], value[2 * SG_VALUE_MAX];
+	const char *what = seen->verdict == SG_VERDICT_DENY ? "denied" : "rewritten or clamped";
 
 	sg_name_to_dotted(seen->name, dotted, sizeof(dotted));
-	if (seen->write)
+	if (seen->value_too_long)
+		snprintf(value, sizeof(value), "(longer than %d bytes)", SG_VALUE_MAX - 1);
+	else if (seen->write)
 		sg_json_quote(seen->value, strlen(seen->value), value, sizeof(value));
-	rec->denied = sg_xrealloc(rec->denied, rec->n_denied + 1, sizeof(char *));
-	rec->denied[rec->n_denied++] = seen->write ? sg_xasprintf("write %s %s", dotted, value)
-						   : sg_xasprintf("read %s", dotted);
+	add_note(&rec->left_out, seen->write ? sg_xasprintf("%s: write %s %s", what, dotted, value)
+					     : sg_xasprintf("%s: read %s", what, dotted));
 }
 
 /* The accesses the guard at @entry recorded, from its policy's seen map. */
@@ -126,21 +164,23 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 			continue;
 		next.name[SG_NAME_MAX - 1] = '\0';
 		next.value[SG_VALUE_MAX - 1] = '\0';
-		if (next.denied) {
-			add_denial(rec, &next);
+		if (left_out(&next)) {
+			add_left_out(rec, &next);
 			continue;
 		}
 		struct learned *l = find_or_add(rec, next.name);
 		if (next.write) {
 			l->written = true;
-			add_value(l, next.value);
+			add_value(rec, l, &next);
 		}
 	}
-	/* qsort takes no NULL: none seen, none denied */
+	/* qsort takes no NULL: none seen, none left out */
 	if (rec->n)
 		qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
-	if (rec->n_denied)
-		qsort(rec->denied, rec->n_denied, sizeof(*rec->denied), by_text);
+	if (rec->left_out.n)
+		qsort(rec->left_out.v, rec->left_out.n, sizeof(char *), by_text);
+	if (rec->unlisted.n)
+		qsort(rec->unlisted.v, rec->unlisted.n, sizeof(char *), by_text);
 	return 0;
 }
 
@@ -152,23 +192,39 @@ static void free_record(struct record *rec)
 		free(rec->items[i].values);
 	}
 	free(rec->items);
-	for (size_t i = 0; i < rec->n_denied; i++)
-		free(rec->denied[i]);
-	free(rec->denied);
+	struct notes *kinds[] = {&rec->left_out, &rec->unlisted};
+	for (size_t k = 0; k < SG_ARRAY_SIZE(kinds); k++) {
+		for (size_t i = 0; i < kinds[k]->n; i++)
+			free(kinds[k]->v[i]);
+		free(kinds[k]->v);
+	}
 }
 
-/* Denied accesses are left out of the policy: the operator hears which. */
-static void warn_denials(const struct record *rec, const char *source)
+static void warn_each(const struct notes *notes)
 {
-	if (!rec->n_denied)
-		return;
-	sg_warning("the guard of %s denied %zu access%s; the learned policy leaves %s out:", source,
-		   rec->n_denied, rec->n_denied == 1 ? "" : "es",
-		   rec->n_denied == 1 ? "it" : "them");
-	for (size_t i = 0; i < rec->n_denied && i < DENIALS_NAMED; i++)
-		sg_warning("  denied: %s", rec->denied[i]);
-	if (rec->n_denied > DENIALS_NAMED)
-		sg_warning("  and %zu more", rec->n_denied - DENIALS_NAMED);
+	for (size_t i = 0; i < notes->n && i < NOTES_NAMED; i++)
+		sg_warning("  %s", notes->v[i]);
+	if (notes->n > NOTES_NAMED)
+		sg_warning("  and %zu more", notes->n - NOTES_NAMED);
+}
+
+/* What the policy does not say as the workload did it: the operator hears which. */
+static void warn_notes(const struct record *rec, const char *source)
+{
+	if (rec->left_out.n) {
+		sg_warning("the guard of %s denied, rewrote or clamped %zu access%s; the learned "
+			   "policy leaves %s out:",
+			   source, rec->left_out.n, rec->left_out.n == 1 ? "" : "es",
+			   rec->left_out.n == 1 ? "it" : "them");
+		warn_each(&rec->left_out);
+	}
+	if (rec->unlisted.n) {
+		sg_warning(
+		    "values written that a policy cannot list (longer than %d bytes, or not "
+		    "UTF-8): the learned rules of these allow any value; narrow them by hand:",
+		    SG_VALUE_MAX - 1);
+		warn_each(&rec->unlisted);
+	}
 }
 
 static void write_rule(FILE *out, const struct learned *l, bool last)
@@ -202,10 +258,12 @@ int sg_learn_write_policy(const char *entry, const char *source, FILE *out, stru
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	fprintf(out, "{\n  \"version\": 1,\n  \"description\": ");
 	char *description =
-	    rec.n_denied
+	    rec.left_out.n || rec.unlisted.n
 		? sg_xasprintf("learned from %s on %s: what it read and wrote, but for %zu "
-			       "access%s its guard denied",
-			       source, when, rec.n_denied, rec.n_denied == 1 ? "" : "es")
+			       "access%s its guard denied, rewrote or clamped, and %zu name%s "
+			       "written with values no policy can list",
+			       source, when, rec.left_out.n, rec.left_out.n == 1 ? "" : "es",
+			       rec.unlisted.n, rec.unlisted.n == 1 ? "" : "s")
 		: sg_xasprintf("learned from %s on %s: exactly what it read and wrote", source,
 			       when);
 	sg_json_write_string(out, description);
@@ -214,7 +272,7 @@ int sg_learn_write_policy(const char *entry, const char *source, FILE *out, stru
 	for (size_t i = 0; i < rec.n; i++)
 		write_rule(out, &rec.items[i], i + 1 == rec.n);
 	fprintf(out, "  ]\n}\n");
-	warn_denials(&rec, source);
+	warn_notes(&rec, source);
 	free_record(&rec);
 	return 0;
 }
@@ -253,6 +311,64 @@ int sg_learn_save(const char *entry, const char *container_id, struct sg_err *er
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+/* The keys of @fd's records for which @drop says so, then deleted: not while iterating. */
+static void forget_where(int fd, bool (*drop)(uint64_t cgid, void *arg), void *arg)
+{
+	struct sg_seen_key key, next;
+	struct sg_seen_key *doomed = NULL;
+	size_t n = 0;
+	void *prev = NULL;
+
+	if (!sg_map_shape_is(fd, sizeof(next), sizeof(uint64_t)))
+		return;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!drop(next.guard, arg))
+			continue;
+		doomed = sg_xrealloc(doomed, n + 1, sizeof(*doomed));
+		doomed[n++] = next;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &doomed[i]);
+	free(doomed);
+}
+
+static bool is_cgroup(uint64_t cgid, void *arg)
+{
+	return cgid == *(const uint64_t *)arg;
+}
+
+void sg_learn_forget(const char *program_key, uint64_t cgid)
+{
+	_cleanup_close_ int fd = sg_program_open_map(program_key, "seen");
+	if (fd >= 0)
+		forget_where(fd, is_cgroup, &cgid);
+}
+
+static bool unguarded(uint64_t cgid, void *arg)
+{
+	char entry[32];
+	(void)arg;
+	sg_guard_entry_name(cgid, entry);
+	return !sg_guard_exists(entry);
+}
+
+void sg_learn_forget_orphans(void)
+{
+	DIR *dir = opendir(SG_PROGRAM_ROOT);
+
+	for (struct dirent *de; dir && (de = readdir(dir));) {
+		if (de->d_name[0] == '.')
+			continue;
+		_cleanup_close_ int fd = sg_program_open_map(de->d_name, "seen");
+		if (fd >= 0)
+			forget_where(fd, unguarded, NULL);
+	}
+	if (dir)
+		closedir(dir);
 }
 
 int sg_cmd_learn(int argc, char **argv)

@@ -19,3 +19,20 @@ for dump in json.loads("[" + text.replace("]\n[", "],\n[") + "]") if text else [
             n += 1
 print(n)' "$1"
 }
+
+# seen_records CGID: how many learning records (the programs' seen maps) name cgroup CGID.
+seen_records() {
+	local map
+	for map in /sys/fs/bpf/sysctl-guard/programs/*/seen; do
+		[ -e "$map" ] && bpftool -j map dump pinned "$map"
+	done | python3 -c '
+import json, sys
+cgid = int(sys.argv[1])
+text = sys.stdin.read().strip()
+n = 0
+for dump in json.loads("[" + text.replace("]\n[", "],\n[") + "]") if text else []:
+    for e in dump:
+        if int.from_bytes(bytes(int(b, 16) for b in e["key"][:8]), "little") == cgid:
+            n += 1
+print(n)' "$1"
+}

@@ -161,6 +161,12 @@ expect "... the whole id: its policy" "learned from container learnpfx-$$-b" sh 
 io "$CG" --uts write kernel/domainname $'\n' >/dev/null
 expect "... a write of a newline alone: learned as the value \"\"" '{ "name": "kernel.domainname", "access": "read-write", "values": [""] }' \
 	sh -c "\"$SG\" learn --container learnpfx-$$-b | grep -o '{ \"name\": \"kernel.domainname\".*}'"
+# One with a newline inside is learned as written, and the policy takes that write.
+io "$CG" --uts write kernel/hostname $'a\nb' >/dev/null
+"$SG" learn --container "learnpfx-$$-b" >"$TMPDIR_TEST/newline.json" 2>/dev/null
+expect "... a value with a newline inside: listed with it, and the learned policy takes that write" \
+	'{ "name": "kernel.hostname", "access": "read-write", "values": ["a\nb"] }
+allowed' sh -c "grep -o '{ \"name\": \"kernel.hostname\".*}' \"$TMPDIR_TEST/newline.json\"; \"$SG\" explain \"$TMPDIR_TEST/newline.json\" kernel.hostname --write \"\$(printf 'a\\nb')\" | head -1 | grep -o allowed"
 for id in "learnpfx-$$-a" "learnpfx-$$-b"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
 # Learning beside an enforcing profile: what the guard denied stays out of
 # the learned policy (it would allow it), and the operator hears what.
@@ -177,6 +183,39 @@ expect "... its description counts the denial" "but for 1 access its guard denie
 expect "... and learn names it on stderr" 'denied: write kernel.domainname "x"' \
 	grep -o 'denied: write kernel.domainname "x"' "$TMPDIR_TEST/enf.err"
 state "learnenf-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+# So does a write the guard clamped: the learned policy would store what the
+# guard did not. A value longer than a policy can list makes the rule allow
+# any value, and learn says so.
+CLAMP_ANN=$(python3 -c 'import json; print(json.dumps({"io.sysctl-guard.learn": "true", "io.sysctl-guard.policy": json.dumps({"version": 1, "default": "read", "rules": [
+    {"name": "net.core.somaxconn", "access": "read-write", "range": [128, 4096], "on_violation": "clamp"},
+    {"name": "kernel.domainname", "access": "read-write"}]})}))')
+container "learnclamp-$$" "$CLAMP_ANN"
+hook_created "learnclamp-$$" >/dev/null
+io "$CG" --net write net/core/somaxconn 5 write net/core/somaxconn 200 >/dev/null
+io "$CG" --uts write kernel/domainname "$(printf 'd%.0s' $(seq 150))" >/dev/null
+"$SG" learn --container "learnclamp-$$" >"$TMPDIR_TEST/clamp.json" 2>"$TMPDIR_TEST/clamp.err"
+expect "learning beside a clamp: the clamped write is left out, the one within range kept; a long value allows any" \
+	"kernel.domainname read-write None
+net.core.somaxconn read-write ['200']" python3 -c \
+	'import json, sys
+for r in json.load(open(sys.argv[1]))["rules"]: print(r["name"], r["access"], r.get("values"))' "$TMPDIR_TEST/clamp.json"
+expect "... learn names both on stderr" 'rewritten or clamped: write net.core.somaxconn "5"
+ kernel.domainname' sh -c "grep -o 'rewritten or clamped: write net.core.somaxconn \"5\"' \"$TMPDIR_TEST/clamp.err\"; grep -A1 'cannot list' \"$TMPDIR_TEST/clamp.err\" | tail -1 | grep -o ' kernel.domainname'"
+state "learnclamp-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+expect "... and poststop forgot its record" "0" seen_records "$(stat -c %i "$CG")"
+# A guard that went without a word (its pins removed by hand, say) leaves its
+# record until gc forgets it; a guard attached later starts with none.
+new_cgroup REC
+attach "$REC" "$(policy audit '{ "version": 1, "mode": "audit", "default": "read-write" }')" || finish
+io "$REC" --uts write kernel/domainname rec >/dev/null
+expect "an audit guard records its accesses" "1" seen_records "$(stat -c %i "$REC")"
+"$SG" detach --cgroup "$REC" >/dev/null
+expect "... detach forgets them" "0" seen_records "$(stat -c %i "$REC")"
+attach "$REC" "$TMPDIR_TEST/audit.json" || finish
+io "$REC" --uts write kernel/domainname rec >/dev/null
+rm -rf "/sys/fs/bpf/sysctl-guard/$(stat -c %i "$REC")"
+"$SG" gc >/dev/null 2>&1
+expect "... removed by hand, gc forgets the record" "0" seen_records "$(stat -c %i "$REC")"
 new_cgroup UNGUARDED
 expect "learn --cgroup of a cgroup without a guard: exit 1, said so" "1 sysctl-guard: no guard for cgroup $UNGUARDED" \
 	sh -c "out=\$(\"$SG\" learn --cgroup \"$UNGUARDED\" 2>&1 >/dev/null); echo \"\$? \$out\""
