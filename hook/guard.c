@@ -170,6 +170,7 @@ static void fill_meta(struct sg_guard_meta *meta, uint64_t cgid, const struct sg
 	meta->rewrite_works = config->rewrite_works;
 	/* A policy with an audit layer (audit_events) records what it would have done. */
 	meta->learn = o->learn || config->audit_events;
+	meta->save_learned = o->learn;
 	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
 		meta->layer_modes[i] = config->layers[i].mode;
 	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", tables->key);

@@ -36,8 +36,9 @@ struct sg_guard_meta {
 	uint64_t cgroup_id;
 	uint64_t attached_at; /* CLOCK_REALTIME, seconds */
 	uint8_t layer_modes[SG_LAYERS_MAX];
-	uint8_t learn; /* the seen map records every access */
-	uint8_t pad[5];
+	uint8_t learn;	      /* the seen map records every access */
+	uint8_t save_learned; /* poststop writes the learned policy (io.sysctl-guard.learn) */
+	uint8_t pad[4];
 	char policy_key[SG_KEY_LEN];  /* where the policy's tables are pinned (tables.h) */
 	char program_key[SG_KEY_LEN]; /* where the program is pinned (program.h) */
 	char container_id[72];

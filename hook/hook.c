@@ -274,6 +274,45 @@ static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 	return pr;
 }
 
+/*
+ * Annotations that ask for what this container will not get are errors, not
+ * quiet no-ops: one misspelt, or one that needs a policy the container does
+ * not have (learning, reads reported, or a mode for its own policy, which
+ * the node's baseline does not take: an annotation only narrows).
+ */
+static int check_annotations_apply(const struct hook_ctx *h, const char *mode_text, uint32_t events,
+				   struct sg_err *err)
+{
+	const char *unknown = sg_oci_unknown_annotation(&h->state, &h->oci);
+	if (unknown)
+		return sg_input_error(err,
+				      "annotation %s is not one of sysctl-guard's (%s, %s, %s, %s, "
+				      "%s): is it misspelt?",
+				      unknown, SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY,
+				      SG_ANNOTATION_MODE, SG_ANNOTATION_LEARN,
+				      SG_ANNOTATION_EVENTS);
+	const char *asks = mode_text	       ? SG_ANNOTATION_MODE
+			   : wants_learning(h) ? SG_ANNOTATION_LEARN
+			   : events	       ? SG_ANNOTATION_EVENTS
+					       : NULL;
+	if (!asks || h->src.has_annotation)
+		return 0;
+	if (!h->src.config->baseline)
+		return sg_input_error(err,
+				      "annotation %s needs a policy, and the container has none: "
+				      "name one with %s (the built-in profile audit allows and "
+				      "records everything) or %s",
+				      asks, SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY);
+	if (mode_text)
+		return sg_input_error(err,
+				      "annotation %s sets the mode of the container's own policy "
+				      "(%s or %s), and it has none; the node's baseline keeps its "
+				      "own mode",
+				      SG_ANNOTATION_MODE, SG_ANNOTATION_PROFILE,
+				      SG_ANNOTATION_POLICY);
+	return 0;
+}
+
 static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 {
 	uint32_t events = 0;
@@ -281,7 +320,7 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	int r;
 
 	if (nothing_to_guard_by_state(h)) {
-		sg_debug("no baseline and no annotation: nothing to guard");
+		sg_debug("no baseline and no annotation of sysctl-guard's: nothing to guard");
 		return 0;
 	}
 	r = sg_oci_config_load(h->state.bundle, &h->oci, err);
@@ -301,10 +340,12 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = parse_events(sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_EVENTS), &events, err);
 	if (r == 0)
 		r = check_learn_annotation(h, err);
+	if (r == 0)
+		r = check_annotations_apply(h, mode_text, events, err);
 	if (r < 0)
 		return r;
 	if (!sg_source_has_policy(&h->src)) {
-		sg_debug("no baseline and no annotation: nothing to guard");
+		sg_debug("no baseline and no policy annotation: nothing to guard");
 		return 0;
 	}
 	r = check_tamper(h, err);
@@ -324,9 +365,13 @@ static int poststop_stage(const struct hook_ctx *h, struct sg_err *err)
 
 	if (sg_guard_find_container_exact(h->state.id, entry, &meta) < 0)
 		return 0; /* no guard for this container */
-	/* The learned policy goes to a fixed directory, named by the container id. */
+	/*
+	 * The learned policy goes to a fixed directory, named by the container
+	 * id. The meta says whether the annotation asked for it: poststop's
+	 * state may not carry the annotations, and config.json is not read here.
+	 */
 	struct sg_err learn_err = {0};
-	if (meta.learn && wants_learning(h)) {
+	if (meta.learn && (meta.save_learned || wants_learning(h))) {
 		if (sg_learn_save(entry, h->state.id, &learn_err) < 0)
 			sg_warning("%s", learn_err.msg);
 		else

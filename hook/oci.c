@@ -176,6 +176,29 @@ static const char *find(const struct sg_annotation *a, size_t n, const char *key
 	return NULL;
 }
 
+const char *sg_oci_unknown_annotation(const struct sg_oci_state *state,
+				      const struct sg_oci_config *config)
+{
+	static const char *const known[] = {SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY,
+					    SG_ANNOTATION_MODE, SG_ANNOTATION_LEARN,
+					    SG_ANNOTATION_EVENTS};
+	const struct sg_annotation *a = state->n_annotations ? state->annotations
+					: config	     ? config->annotations
+							     : NULL;
+	size_t n = state->n_annotations ? state->n_annotations : config ? config->n_annotations : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(a[i].key, SG_ANNOTATION_PREFIX, strlen(SG_ANNOTATION_PREFIX)) != 0)
+			continue;
+		bool ours = false;
+		for (size_t k = 0; k < SG_ARRAY_SIZE(known) && !ours; k++)
+			ours = strcmp(a[i].key, known[k]) == 0;
+		if (!ours)
+			return a[i].key;
+	}
+	return NULL;
+}
+
 const char *sg_oci_annotation(const struct sg_oci_state *state, const struct sg_oci_config *config,
 			      const char *key)
 {

@@ -57,6 +57,14 @@ int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct
 int sg_oci_config_load(const char *bundle, struct sg_oci_config *out, struct sg_err *err);
 void sg_oci_config_free(struct sg_oci_config *config);
 
+/*
+ * The first annotation of the io.sysctl-guard. prefix that is none of the
+ * above (where sg_oci_annotation looks), or NULL: a misspelt one would
+ * leave a container without the guard it asks for.
+ */
+const char *sg_oci_unknown_annotation(const struct sg_oci_state *state,
+				      const struct sg_oci_config *config);
+
 /* The annotation @key: the state's if it has any annotations, else config.json's. */
 const char *sg_oci_annotation(const struct sg_oci_state *state, const struct sg_oci_config *config,
 			      const char *key);

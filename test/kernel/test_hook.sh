@@ -145,6 +145,43 @@ container "hook-learnyes-$$" '{"io.sysctl-guard.profile": "read-only", "io.sysct
 expect "io.sysctl-guard.learn=yes: exit 1, said so" "1 yes" sh -c \
 	"$(declare -f state); BUNDLE=$BUNDLE; out=\$(state hook-learnyes-$$ created $PID | \"$SG\" hook createRuntime 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'io.sysctl-guard.learn: \"yes\" is not true or false' && echo yes)"
 
+# Annotations that ask for what the container would not get: exit 1, said
+# why, nothing attached. A misspelt one, and learning or a mode without a
+# policy of the container's own.
+hook_says() { # ID CONFIG: the hook's exit status and the first line it wrote
+	local out
+	out=$(state "$1" created "$PID" | "$SG" hook --config "$2" createRuntime 2>&1)
+	echo "$? $(echo "$out" | head -1 | sed 's/^.*error: //; s/^sysctl-guard: //')"
+}
+echo '{ "version": 1 }' >"$TMPDIR_TEST/plain.json"
+echo '{ "version": 1, "baseline": "k8s-safe" }' >"$TMPDIR_TEST/base-k8s.json"
+container "hook-typo-$$" '{"io.sysctl-guard.profle": "deny-all"}'
+expect "a misspelt annotation: exit 1, naming it, and no guard" \
+	"1 annotation io.sysctl-guard.profle is not one of sysctl-guard's (io.sysctl-guard.profile, io.sysctl-guard.policy, io.sysctl-guard.mode, io.sysctl-guard.learn, io.sysctl-guard.events): is it misspelt?
+ok" sh -c "$(declare -f hook_says state); BUNDLE=$BUNDLE PID=$PID SG=$SG; hook_says hook-typo-$$ $TMPDIR_TEST/plain.json; \"$SG_IO\" --cgroup $CG --uts write kernel/domainname x"
+container "hook-learnonly-$$" '{"io.sysctl-guard.learn": "true"}'
+expect "learn=true and no policy: exit 1, saying what to add" \
+	"1 annotation io.sysctl-guard.learn needs a policy, and the container has none: name one with io.sysctl-guard.profile (the built-in profile audit allows and records everything) or io.sysctl-guard.policy" \
+	sh -c "$(declare -f hook_says state); BUNDLE=$BUNDLE PID=$PID SG=$SG; hook_says hook-learnonly-$$ $TMPDIR_TEST/plain.json"
+container "hook-modeonly-$$" '{"io.sysctl-guard.mode": "audit"}'
+expect "mode=audit beside a baseline alone: exit 1 (the baseline keeps its mode)" \
+	"1 annotation io.sysctl-guard.mode sets the mode of the container's own policy (io.sysctl-guard.profile or io.sysctl-guard.policy), and it has none; the node's baseline keeps its own mode" \
+	sh -c "$(declare -f hook_says state); BUNDLE=$BUNDLE PID=$PID SG=$SG; hook_says hook-modeonly-$$ $TMPDIR_TEST/base-k8s.json"
+container "hook-learnbase-$$" '{"io.sysctl-guard.learn": "true"}'
+expect "... while learn=true beside a baseline learns under it" "0 " \
+	sh -c "$(declare -f hook_says state); BUNDLE=$BUNDLE PID=$PID SG=$SG; hook_says hook-learnbase-$$ $TMPDIR_TEST/base-k8s.json"
+state "hook-learnbase-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+# The learn annotation in config.json alone (the state has none, at either
+# stage): poststop writes the learned policy all the same.
+container "hook-learncfg-$$" '{"io.sysctl-guard.profile": "audit", "io.sysctl-guard.learn": "true"}'
+hook_created "hook-learncfg-$$" >/dev/null
+io "$CG" --uts write kernel/domainname cfg >/dev/null
+state "hook-learncfg-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+expect "learn=true in config.json only: poststop writes the learned policy" "kernel.domainname" \
+	python3 -c 'import json, sys; print(*[r["name"] for r in json.load(open(sys.argv[1]))["rules"]])' \
+	"/var/lib/sysctl-guard/learned/hook-learncfg-$$.json"
+rm -f "/var/lib/sysctl-guard/learned/hook-learncfg-$$.json"
+
 # learn --container takes an id, or a prefix of exactly one; --cgroup a guarded cgroup.
 LEARN_ANN='{"io.sysctl-guard.profile": "audit"}' # audit mode records accesses
 container "learnpfx-$$-a" "$LEARN_ANN"
