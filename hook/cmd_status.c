@@ -108,6 +108,19 @@ static void cgroup_column(const struct shown_guard *g, char out[PATH_MAX])
 		snprintf(out, PATH_MAX, "(id %llu)", (unsigned long long)g->st.meta.cgroup_id);
 }
 
+/*
+ * What a guard whose link no longer enforces it is: its cgroup went (gc
+ * takes the guard), or the cgroup is there and nothing guards it, which an
+ * operator must hear of (a `bpftool link detach`, say).
+ */
+static const char *health(const struct shown_guard *g)
+{
+	if (g->st.link_alive)
+		return "";
+	return g->cgroup[0] ? " (NOT ENFORCED: its link was detached; attach again or detach)"
+			    : " (cgroup gone)";
+}
+
 static void print_guard_row(const struct shown_guard *g, int width, bool per_rule)
 {
 	const struct sg_guard_status *st = &g->st;
@@ -123,7 +136,7 @@ static void print_guard_row(const struct shown_guard *g, int width, bool per_rul
 	       st->meta.container_id[0] ? st->meta.container_id : "-", mode_text(&st->meta), since,
 	       (unsigned long long)totals[0], (unsigned long long)totals[1],
 	       (unsigned long long)totals[2], (unsigned long long)totals[3], st->meta.description,
-	       st->link_alive ? "" : " (cgroup gone)");
+	       health(g));
 	if (!per_rule)
 		return;
 	if (!st->meta.rewrite_works)

@@ -115,6 +115,8 @@ new_cgroup BEHIND
 "$SG" attach --cgroup "$BEHIND" --profile read-only >/dev/null
 io "$BEHIND" --uts write kernel/domainname x >/dev/null
 bpftool link detach pinned "/sys/fs/bpf/sysctl-guard/$(stat -c %i "$BEHIND")/link"
+expect "status says such a guard does not enforce, though its cgroup is there" "1" sh -c \
+	"\"$SG\" status --cgroup \"$BEHIND\" | grep -c 'NOT ENFORCED: its link was detached'"
 "$SG" attach --cgroup "$BEHIND" --profile audit >/dev/null
 expect "a guard whose link was detached behind its back, attached again: no old denial" "0" denies "$BEHIND"
 "$SG" detach --cgroup "$BEHIND" >/dev/null
