@@ -160,12 +160,24 @@ int sg_cgroup_open(const char *dir, int *fd, uint64_t *id, struct sg_err *err)
 	if (dfd < 0)
 		return sg_system_error(err, errno, "cgroup %s: cannot open: %s", dir,
 				       strerror(errno));
-	if (fstatfs(dfd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return sg_unsupported_error(
-		    err, ENOTDIR,
-		    "%s is not a cgroup v2 directory (cgroup v1 cannot be guarded; "
-		    "use a directory under the cgroup2 mount)",
-		    dir);
+	if (fstatfs(dfd, &sfs) < 0)
+		return sg_system_error(err, errno, "cgroup %s: %s", dir, strerror(errno));
+	/* A cgroup v1 hierarchy is what the machine has; any other directory, a wrong name. */
+	if (sfs.f_type == CGROUP_SUPER_MAGIC)
+		return sg_unsupported_error(err, ENOTDIR,
+					    "%s is a cgroup v1 directory, which cannot be guarded: "
+					    "use a directory under the cgroup2 mount",
+					    dir);
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		char mount[PATH_MAX];
+		struct sg_err ignored = {0};
+		if (sg_cgroup2_mount(mount, &ignored) < 0)
+			snprintf(mount, sizeof(mount), "none found");
+		return sg_input_error(err,
+				      "%s is not a cgroup directory; a cgroup is a directory under "
+				      "the cgroup2 mount (%s)",
+				      dir, mount);
+	}
 	int r = sg_cgroup_id(dfd, id);
 	if (r < 0)
 		return sg_system_error(err, -r, "cgroup %s: cannot get its id: %s", dir,

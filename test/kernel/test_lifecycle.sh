@@ -81,6 +81,8 @@ expect "gc removes the guard of a removed cgroup" "removed" gc_until_removed
 
 expect "attach, detach and status of a cgroup that is not there: exit 1, said so" "1 1 1 3" sh -c \
 	"for c in 'attach --policy $DENY' detach status; do \"$SG\" \$c --cgroup $CG_ROOT/sg-none-$$ >/dev/null 2>>$TMPDIR_TEST/none.err; echo -n \"\$? \"; done; grep -c 'sg-none-$$: no such directory; a cgroup is a directory under the cgroup2 mount' $TMPDIR_TEST/none.err"
+expect "... and of a directory that is not a cgroup: exit 1, said so" "1 1" sh -c \
+	"\"$SG\" status --cgroup $TMPDIR_TEST 2>&1 | grep -c 'is not a cgroup directory; a cgroup is a directory under the cgroup2 mount' | tr '\n' ' '; \"$SG\" attach --cgroup $TMPDIR_TEST --policy $DENY >/dev/null 2>&1; echo \$?"
 expect "attach to a cgroup v1 directory fails with exit 2" "2" sh -c "\"$SG\" attach --cgroup /sys/fs/cgroup/pids --policy \"$DENY\" >/dev/null 2>&1; echo \$?"
 expect "attach with a missing policy fails with exit 1" "1" sh -c "\"$SG\" attach --cgroup \"$CG\" --policy /nonexistent.json >/dev/null 2>&1; echo \$?"
 expect "a failed attach leaves nothing attached" "0" programs_on "$CG"
