@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "compose.h"
@@ -436,10 +437,36 @@ static void print_installed_profile(const char *name, const char *profiles_dir)
 		printf("  %-12s invalid: %s\n", name, err.msg);
 		return;
 	}
-	printf("  %-12s %zu rule%s, default %s%s\n", name, policy.n_rules,
-	       sg_plural(policy.n_rules), sg_access_name(policy.default_access),
-	       policy.mode == SG_MODE_AUDIT ? ", audit mode" : "");
-	sg_policy_free(&policy);
+	size_t n_rules = policy.n_rules;
+	bool audit = policy.mode == SG_MODE_AUDIT;
+	enum sg_access default_access = policy.default_access;
+	struct sg_policy_set set = {0};
+	struct sg_compiled compiled = {0};
+	sg_policy_set_adopt(&policy, name, &set);
+	/* The hook compiles it too: one too complex for that is no more usable. */
+	if (sg_compile(&set, &compiled, &err) < 0)
+		printf("  %-12s invalid: %s\n", name, err.msg);
+	else
+		printf("  %-12s %zu rule%s, default %s%s\n", name, n_rules, sg_plural(n_rules),
+		       sg_access_name(default_access), audit ? ", audit mode" : "");
+	sg_compiled_free(&compiled);
+	sg_policy_set_free(&set);
+}
+
+/* Installed files no annotation can name, and a profiles_dir that is not there: said. */
+static void print_unusable(const char *profiles_dir)
+{
+	struct sg_err err = {0};
+	char **stems;
+	size_t n;
+
+	if (sg_misnamed_profile_files(profiles_dir, &stems, &n, &err) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		printf("  %-12s not a profile name ([a-z0-9][a-z0-9._-]*, at most 64 characters): "
+		       "no container can name %s.json\n",
+		       stems[i], stems[i]);
+	sg_profile_names_free(stems, n);
 }
 
 int sg_cmd_profiles(int argc, char **argv)
@@ -464,7 +491,10 @@ int sg_cmd_profiles(int argc, char **argv)
 	for (size_t i = 0; i < found; i++)
 		print_installed_profile(names[i], config.profiles_dir);
 	sg_profile_names_free(names, found);
-	if (!found)
+	print_unusable(config.profiles_dir);
+	if (access(config.profiles_dir, F_OK) < 0)
+		printf("  (none: there is no such directory)\n");
+	else if (!found)
 		printf("  (none)\n");
 	sg_node_config_free(&config);
 	return SG_EXIT_OK;

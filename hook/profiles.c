@@ -84,8 +84,9 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *n,
-			       struct sg_err *err)
+/* The stems of @profiles_dir's NAME.json files whose NAME is valid (@valid) or not, sorted. */
+static int list_profile_files(const char *profiles_dir, bool valid, char ***names, size_t *n,
+			      struct sg_err *err)
 {
 	DIR *dir = opendir(profiles_dir);
 
@@ -103,7 +104,7 @@ int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *
 		if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
 			continue;
 		char *name = sg_xstrndup(de->d_name, len - 5);
-		if (!sg_profile_name_valid(name)) {
+		if (sg_profile_name_valid(name) != valid) {
 			free(name);
 			continue;
 		}
@@ -114,6 +115,18 @@ int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *
 	if (*n)
 		qsort(*names, *n, sizeof(char *), compare_names);
 	return 0;
+}
+
+int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *n,
+			       struct sg_err *err)
+{
+	return list_profile_files(profiles_dir, true, names, n, err);
+}
+
+int sg_misnamed_profile_files(const char *profiles_dir, char ***stems, size_t *n,
+			      struct sg_err *err)
+{
+	return list_profile_files(profiles_dir, false, stems, n, err);
 }
 
 void sg_profile_names_free(char **names, size_t n)

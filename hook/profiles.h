@@ -31,6 +31,13 @@ int sg_installed_profile_names(const char *profiles_dir, char ***names, size_t *
 			       struct sg_err *err);
 void sg_profile_names_free(char **names, size_t n);
 
+/*
+ * The stems of @profiles_dir's .json files that no annotation can name (an
+ * invalid NAME), as sg_installed_profile_names lists the others.
+ */
+int sg_misnamed_profile_files(const char *profiles_dir, char ***stems, size_t *n,
+			      struct sg_err *err);
+
 /* One-line description of a built-in profile, or NULL. */
 const char *sg_builtin_profile_summary(const char *name);
 

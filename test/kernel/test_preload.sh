@@ -61,7 +61,14 @@ expect "... one a built-in profile shadows" " read-only shadowed: the built-in p
 	sh -c "\"$SG\" profiles | sed -n '/^Installed/,\$p' | grep -F '  read-only ' | tr -s ' '"
 expect "... and one that does not parse, with where" "1" \
 	sh -c "\"$SG\" profiles | grep -c '  broken-$$ *invalid: $PROFILES/broken-$$.json:'"
-rm "$PROFILES/read-only.json" "$PROFILES/broken-$$.json"
+python3 -c 'import json; print(json.dumps({"version": 1, "rules": [{"name": "**.x" + ".*" * 20, "access": "none"}]}))' \
+	>"$PROFILES/complex-$$.json"
+echo '{"version": 1, "rules": []}' >"$PROFILES/Upper-$$.json"
+expect "... one too complex for the hook to compile" "1" \
+	sh -c "\"$SG\" profiles | grep -c '  complex-$$ *invalid: .*policy too complex'"
+expect "... and a file no annotation can name" "1" \
+	sh -c "\"$SG\" profiles | grep -c '  Upper-$$ *not a profile name'"
+rm "$PROFILES/read-only.json" "$PROFILES/broken-$$.json" "$PROFILES/complex-$$.json" "$PROFILES/Upper-$$.json"
 
 OUT=$("$SG" preload "$BIG" "$SMALL" 2>&1)
 expect "preload of two profiles succeeds" "0" sh -c "\"$SG\" preload $BIG $SMALL >/dev/null 2>&1; echo \$?"
