@@ -188,6 +188,27 @@ static int by_cgroup(const void *a, const void *b)
 	       (x->st.meta.cgroup_id < y->st.meta.cgroup_id);
 }
 
+/* A whole container id wins over the ids it begins (x over x2), as learn takes it. */
+static void keep_whole_ids(struct shown_guards *gs, const char *id)
+{
+	size_t whole = 0;
+
+	for (size_t i = 0; i < gs->n; i++)
+		whole += sg_guard_meta_names(&gs->v[i].st.meta, id);
+	if (!whole)
+		return;
+	size_t kept = 0;
+	for (size_t i = 0; i < gs->n; i++) {
+		if (sg_guard_meta_names(&gs->v[i].st.meta, id)) {
+			gs->v[kept++] = gs->v[i];
+			continue;
+		}
+		sg_guard_status_free(&gs->v[i].st);
+		free(gs->v[i].cgroup);
+	}
+	gs->n = kept;
+}
+
 /* The guards pinned on the node, of entry @only (or all) and of @container (or any), by cgroup. */
 static void collect_guards(const char *only, const char *container, struct shown_guards *gs)
 {
@@ -217,6 +238,8 @@ static void collect_guards(const char *only, const char *container, struct shown
 	}
 	if (dir)
 		closedir(dir);
+	if (container)
+		keep_whole_ids(gs, container);
 	if (gs->n)
 		qsort(gs->v, gs->n, sizeof(*gs->v), by_cgroup);
 }

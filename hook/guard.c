@@ -107,8 +107,7 @@ bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefi
 	return strncmp(meta->container_id, prefix, len < kept ? len : kept) == 0;
 }
 
-/* Whether @meta is container @id's: as far as it holds the id (71 characters). */
-static bool meta_names(const struct sg_guard_meta *meta, const char *id)
+bool sg_guard_meta_names(const struct sg_guard_meta *meta, const char *id)
 {
 	const size_t kept = sizeof(meta->container_id) - 1, len = strlen(id);
 	return sg_guard_meta_id_starts(meta, id) &&
@@ -523,7 +522,7 @@ static int check_owner(uint64_t cgid, const char *cgroup_dir, const char *contai
 		    "cgroup %s is guarded for container %s by its hook; `sysctl-guard "
 		    "detach --cgroup %s` first if it is to be guarded otherwise",
 		    cgroup_dir, meta.container_id, cgroup_dir);
-	if (!container_id || meta_names(&meta, container_id))
+	if (!container_id || sg_guard_meta_names(&meta, container_id))
 		return 0;
 	if (!meta.container_id[0])
 		return sg_input_error(
@@ -718,7 +717,7 @@ static void scan_container_ids(const char *id, struct id_matches *m)
 			continue;
 		if (m->prefix++ == 0)
 			snprintf(m->prefix_entry, sizeof(m->prefix_entry), "%s", de->d_name);
-		if (meta_names(&meta, id) && m->whole++ == 0) {
+		if (sg_guard_meta_names(&meta, id) && m->whole++ == 0) {
 			snprintf(m->whole_entry, sizeof(m->whole_entry), "%s", de->d_name);
 			m->whole_meta = meta;
 		}
@@ -736,7 +735,7 @@ static bool find_indexed(const char *id, char entry[32], struct sg_guard_meta *m
 {
 	struct sg_err ignored = {0};
 	return indexed_entry(id, entry) && sg_guard_read_meta(entry, meta, &ignored) == 0 &&
-	       meta_names(meta, id);
+	       sg_guard_meta_names(meta, id);
 }
 
 int sg_guard_find_container_exact(const char *id, char entry[32], struct sg_guard_meta *meta)

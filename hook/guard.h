@@ -153,6 +153,9 @@ bool sg_is_orphan_staging(const char *name);
  */
 bool sg_guard_meta_id_starts(const struct sg_guard_meta *meta, const char *prefix);
 
+/* Whether @meta is container @id's, the whole id (as far as the meta holds it). */
+bool sg_guard_meta_names(const struct sg_guard_meta *meta, const char *id);
+
 /* Reads only the meta of the guard pinned at SG_PIN_ROOT/@entry: who it is for. */
 int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_err *err);
 

@@ -186,6 +186,8 @@ rm -f "/var/lib/sysctl-guard/learned/hook-learncfg-$$.json"
 LEARN_ANN='{"io.sysctl-guard.profile": "audit"}' # audit mode records accesses
 container "learnpfx-$$-a" "$LEARN_ANN"
 hook_created "learnpfx-$$-a" >/dev/null
+container "learnpfx-$$-b2" "$LEARN_ANN" # an id that -b begins
+hook_created "learnpfx-$$-b2" >/dev/null
 container "learnpfx-$$-b" "$LEARN_ANN"
 hook_created "learnpfx-$$-b" >/dev/null
 learn_says() { "$SG" learn "$@" 2>&1 >/dev/null | head -1; }
@@ -194,6 +196,10 @@ expect "learn --container with a prefix of two ids: exit 1, said so" \
 	sh -c "$(declare -f learn_says); SG=\"$SG\"; out=\$(learn_says --container learnpfx-$$-); \"$SG\" learn --container learnpfx-$$- >/dev/null 2>&1; echo \"\$? \$out\""
 expect "... the whole id: its policy" "learned from container learnpfx-$$-b" sh -c \
 	"\"$SG\" learn --container learnpfx-$$-b | grep -o 'learned from container [^ ]*'"
+# status --container: a prefix lists every id it begins, a whole id only its own.
+count_status() { "$SG" status --container "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+expect "status --container with a whole id that begins another: that one" "1" count_status "learnpfx-$$-b"
+expect "... with a prefix of them: all" "3" count_status "learnpfx-$$-"
 # A write of a newline alone is learned as "", not as any value.
 io "$CG" --uts write kernel/domainname $'\n' >/dev/null
 expect "... a write of a newline alone: learned as the value \"\"" '{ "name": "kernel.domainname", "access": "read-write", "values": [""] }' \
@@ -204,7 +210,7 @@ io "$CG" --uts write kernel/hostname $'a\nb' >/dev/null
 expect "... a value with a newline inside: listed with it, and the learned policy takes that write" \
 	'{ "name": "kernel.hostname", "access": "read-write", "values": ["a\nb"] }
 allowed' sh -c "grep -o '{ \"name\": \"kernel.hostname\".*}' \"$TMPDIR_TEST/newline.json\"; \"$SG\" explain \"$TMPDIR_TEST/newline.json\" kernel.hostname --write \"\$(printf 'a\\nb')\" | head -1 | grep -o allowed"
-for id in "learnpfx-$$-a" "learnpfx-$$-b"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
+for id in "learnpfx-$$-a" "learnpfx-$$-b" "learnpfx-$$-b2"; do state "$id" stopped 0 | "$SG" hook poststop 2>/dev/null; done
 # Learning beside an enforcing profile: what the guard denied stays out of
 # the learned policy (it would allow it), and the operator hears what.
 container "learnenf-$$" '{"io.sysctl-guard.profile": "read-only", "io.sysctl-guard.learn": "true"}'
