@@ -315,7 +315,7 @@ int sg_cmd_explain(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *value = NULL;
-	bool batch = false;
+	bool batch = false, pos_given = false;
 	unsigned long long pos = 0;
 	int opt;
 
@@ -324,6 +324,7 @@ int sg_cmd_explain(int argc, char **argv)
 		if (opt == 'w') {
 			value = optarg;
 		} else if (opt == 'p') {
+			pos_given = true;
 			if (!sg_parse_number(optarg, UINT32_MAX, &pos))
 				return sg_usage_error(
 				    "explain", "--pos takes a file position of 0 to %u, not \"%s\"",
@@ -334,6 +335,9 @@ int sg_cmd_explain(int argc, char **argv)
 			return sg_usage_error("explain", "unknown option");
 		}
 	}
+	if (pos_given && !value)
+		return sg_usage_error("explain",
+				      "--pos is a write's file position: give --write too");
 	if (batch && argc - optind != 1)
 		return sg_usage_error("explain", "--batch takes a policy FILE and names on stdin");
 	if (batch)

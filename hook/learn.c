@@ -132,8 +132,8 @@ static void add_left_out(struct record *rec, const struct sg_seen_key *seen)
 					     : sg_xasprintf("%s: read %s", what, dotted));
 }
 
-/* The accesses the guard at @entry recorded, from its policy's seen map. */
-static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
+/* The accesses the guard at @entry (of @source, "container ID") recorded, from its seen map. */
+static int read_seen(const char *entry, const char *source, struct record *rec, struct sg_err *err)
 {
 	struct sg_seen_key key, next;
 	struct sg_guard_meta meta;
@@ -146,17 +146,17 @@ static int read_seen(const char *entry, struct record *rec, struct sg_err *err)
 	_cleanup_close_ int fd = sg_program_open_map(meta.program_key, "seen");
 	if (!meta.learn)
 		return sg_input_error(err,
-				      "the guard of cgroup %s does not record accesses: attach "
-				      "it in audit mode or with io.sysctl-guard.learn=true",
-				      entry);
+				      "the guard of %s does not record accesses: attach it in "
+				      "audit mode or with io.sysctl-guard.learn=true",
+				      source);
 	if (fd < 0)
-		return sg_system_error(err, errno, "cannot open the record of cgroup %s: %s", entry,
+		return sg_system_error(err, errno, "cannot open the record of %s: %s", source,
 				       strerror(errno));
 	if (!sg_map_shape_is(fd, sizeof(next), sizeof(uint64_t)))
 		return sg_system_error(err, EPROTO,
-				       "the record of cgroup %s was made by another version of "
+				       "the record of %s was made by another version of "
 				       "sysctl-guard: learn with that version",
-				       entry);
+				       source);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
@@ -252,7 +252,7 @@ int sg_learn_write_policy(const char *entry, const char *source, FILE *out, stru
 	time_t now = time(NULL);
 	struct tm tm;
 
-	int r = read_seen(entry, &rec, err);
+	int r = read_seen(entry, source, &rec, err);
 	if (r < 0)
 		return r;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));

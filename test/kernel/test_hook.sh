@@ -259,6 +259,10 @@ io "$REC" --uts write kernel/domainname rec >/dev/null
 rm -rf "/sys/fs/bpf/sysctl-guard/$(stat -c %i "$REC")"
 "$SG" gc >/dev/null 2>&1
 expect "... removed by hand, gc forgets the record" "0" seen_records "$(stat -c %i "$REC")"
+"$SG" attach --cgroup "$REC" --profile read-only >/dev/null
+expect "learn of a guard that does not record names its cgroup's directory" "1" sh -c \
+	"\"$SG\" learn --cgroup \"$REC\" 2>&1 | grep -c 'the guard of cgroup $REC does not record accesses'"
+"$SG" detach --cgroup "$REC" >/dev/null
 new_cgroup UNGUARDED
 expect "learn --cgroup of a cgroup without a guard: exit 1, said so" "1 sysctl-guard: no guard for cgroup $UNGUARDED" \
 	sh -c "out=\$(\"$SG\" learn --cgroup \"$UNGUARDED\" 2>&1 >/dev/null); echo \"\$? \$out\""
@@ -283,6 +287,7 @@ expect "explain --pos that is not a file position: exit 1" "1 1 1 1" sh -c \
 expect "explain --pos 7 of a constrained rule: denied" "denied (EPERM)" sh -c \
 	"\"$SG\" explain \"$RANGE\" vm.swappiness --write 10 --pos 7 | head -1 | grep -o 'denied (EPERM)'"
 expect "explain --batch with a NAME too: exit 1" "1" usage_status "$SG" explain "$RANGE" --batch vm.swappiness
+expect "explain --pos of a read (no --write): exit 1" "1" usage_status "$SG" explain "$RANGE" vm.swappiness --pos 3
 expect "gc --min-age -5: exit 1" "1" usage_status "$SG" gc --min-age -5
 # check says what the hook would say: a policy too complex to compile is not
 # valid, and a pattern that another wins for every name it matches is warned of.
