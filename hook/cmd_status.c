@@ -139,7 +139,7 @@ static void print_guard_row(const struct shown_guard *g, int width, bool per_rul
 	       health(g));
 	if (!per_rule)
 		return;
-	if (!st->meta.rewrite_works)
+	if (!st->meta.rewrite_works && sg_guard_policy_rewrites(&st->meta))
 		printf("    this kernel ignores bpf_sysctl_set_new_value(): the policy's rewrite "
 		       "and clamp rules deny instead\n");
 	if (dropped_events(st))
@@ -266,6 +266,34 @@ static void print_status(const struct shown_guards *gs, bool json, bool per_rule
 		print_guard_row(&gs->v[i], width, per_rule);
 }
 
+/*
+ * The nearest ancestor of cgroup @dir, below the cgroup2 mount, that has a
+ * guard: the kernel runs an ancestor's program for every descendant.
+ */
+static bool guarded_ancestor(const char *dir, char out[PATH_MAX])
+{
+	char mount[PATH_MAX], path[PATH_MAX];
+	struct sg_err ignored = {0};
+
+	if (sg_cgroup2_mount(mount, &ignored) < 0 || !realpath(dir, path))
+		return false;
+	size_t root = strlen(mount);
+	for (char *slash; (slash = strrchr(path, '/')) && (size_t)(slash - path) > root;) {
+		*slash = '\0';
+		_cleanup_close_ int fd = -1;
+		uint64_t id;
+		char entry[32];
+		if (sg_cgroup_open(path, &fd, &id, &ignored) < 0)
+			return false;
+		sg_guard_entry_name(id, entry);
+		if (sg_guard_exists(entry)) {
+			snprintf(out, PATH_MAX, "%s", path);
+			return true;
+		}
+	}
+	return false;
+}
+
 int sg_cmd_status(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -315,7 +343,13 @@ int sg_cmd_status(int argc, char **argv)
 		print_status(&gs, json, cgroup || container);
 	shown_guards_free(&gs);
 	if (missing) {
-		fprintf(stderr, "sysctl-guard: no guard for %s\n", cgroup ? cgroup : container);
+		char ancestor[PATH_MAX];
+		fprintf(stderr, "sysctl-guard: no guard for %s", cgroup ? cgroup : container);
+		if (cgroup && guarded_ancestor(cgroup, ancestor))
+			fprintf(stderr,
+				"; its ancestor %s is guarded, and that guard applies to it too",
+				ancestor);
+		fputc('\n', stderr);
 		return SG_EXIT_INPUT;
 	}
 	return SG_EXIT_OK;

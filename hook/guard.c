@@ -864,6 +864,18 @@ static void read_counters(const char *policy_key, struct sg_guard_status *out)
 		bpf_map_lookup_elem(fd, &k, &out->counters[k]);
 }
 
+bool sg_guard_policy_rewrites(const struct sg_guard_meta *meta)
+{
+	_cleanup_close_ int fd = sg_tables_open_map(meta->policy_key, "rules");
+	struct sg_rule_entry e;
+
+	for (uint32_t k = 0; fd >= 0 && k < meta->n_rules; k++)
+		if (bpf_map_lookup_elem(fd, &k, &e) == 0 &&
+		    ((e.flags & SG_RULE_REWRITE) || e.on_violation == SG_VIOLATION_CLAMP))
+			return true;
+	return false;
+}
+
 /* Rules whose names cannot be read stay unnamed: the counters are what status is for. */
 static void read_rule_names(const char *policy_key, struct sg_guard_status *out)
 {

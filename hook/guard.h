@@ -163,6 +163,9 @@ int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_
 int sg_guard_read(const char *entry, struct sg_guard_status *out, struct sg_err *err);
 void sg_guard_status_free(struct sg_guard_status *status);
 
+/* Whether the policy of the guard of @meta has rewrite or clamp rules (a lookup per rule). */
+bool sg_guard_policy_rewrites(const struct sg_guard_meta *meta);
+
 /* The pin directory name of a cgroup id. */
 void sg_guard_entry_name(uint64_t cgroup_id, char out[32]);
 

@@ -37,6 +37,9 @@ attach "$CG/child" "$ALLOW" || finish
 expect "an allow-all guard in a nested cgroup does not widen" "EPERM" io "$CG/child" --uts write kernel/domainname x
 expect "two programs apply to the nested cgroup" "2" sh -c "bpftool cgroup show \"$CG/child\" effective | grep -c sysctl"
 "$SG" detach --cgroup "$CG/child" >/dev/null
+expect "status of the unguarded child names its guarded ancestor" \
+	"sysctl-guard: no guard for $CG/child; its ancestor $CG is guarded, and that guard applies to it too" \
+	sh -c "\"$SG\" status --cgroup \"$CG/child\" 2>&1 >/dev/null"
 
 expect "detach reports the guard" "removed the guard of $CG" "$SG" detach --cgroup "$CG"
 expect "detach restores access" "ok" io "$CG" --uts write kernel/domainname x
