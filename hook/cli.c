@@ -110,23 +110,56 @@ int sg_report(const struct sg_err *err)
 	return err->status;
 }
 
-/*
- * Patterns that never decide, past those find_shadowed named: another
- * pattern wins every name they match ("a.**" listed before "a.*").
- */
-static void warn_never_winning(const struct sg_policy *p, const struct sg_compiled *c)
+/* A name @pattern (slash form) matches: each wildcard read as "x" ("**" as one component). */
+static void example_name(const char *pattern, char out[SG_NAME_MAX])
 {
-	_cleanup_free_ bool *never = sg_xcalloc(c->n_name_copies ? c->n_name_copies : 1, 1);
+	size_t o = 0;
 
-	if (!sg_compiled_patterns_never_winning(c, never))
-		return;
-	for (size_t i = 0; i < p->n_rules && i < c->n_name_copies; i++)
-		if (never[i] && !p->rules[i].shadowed)
-			fprintf(stderr,
-				"warning: %s:%u:%u: rules[%zu]: never matches: another pattern "
-				"wins every name it matches (one with more literal characters, "
-				"or as many and listed first)\n",
-				p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i);
+	for (const char *c = pattern; *c && o + 1 < SG_NAME_MAX; c++) {
+		if (c[0] == '*' && c[1] == '*')
+			c++;
+		out[o++] = *c == '*' || *c == '?' ? 'x' : *c;
+	}
+	out[o] = '\0';
+}
+
+/* rules[@i], a pattern that never decides: which rule decides a name it matches instead. */
+static void warn_never_winning(const struct sg_policy *p, size_t i, const struct sg_compiled *c)
+{
+	char name[SG_NAME_MAX], dotted[SG_NAME_MAX], instead[64] = "";
+	struct sg_decision d;
+
+	example_name(p->rules[i].pattern, name);
+	sg_eval(c, &(struct sg_access_req){.name = name}, &d);
+	sg_name_to_dotted(name, dotted, sizeof(dotted));
+	if (d.rule != SG_NO_RULE && c->origins[d.rule].index != SIZE_MAX)
+		snprintf(instead, sizeof(instead), "rules[%zu]", c->origins[d.rule].index);
+	fprintf(stderr,
+		"warning: %s:%u:%u: rules[%zu]: never matches: another pattern wins every name "
+		"it matches (one with more literal characters, or as many and listed first): "
+		"%s decides %s\n",
+		p->origin, p->rules[i].pos.line, p->rules[i].pos.col, i,
+		instead[0] ? instead : "another rule", dotted);
+}
+
+/*
+ * Every rule that can never decide, in rule order: a name listed before
+ * (sg_policy_find_shadowed's warnings, one per such rule, in that order),
+ * and, once compiled (@c), a pattern another one wins for every name.
+ */
+static void warn_dead_rules(const struct sg_policy *p, const struct sg_compiled *c)
+{
+	_cleanup_free_ bool *never = sg_xcalloc(p->n_rules ? p->n_rules : 1, 1);
+	size_t shadowed = 0;
+
+	if (c && c->n_name_copies == p->n_rules)
+		sg_compiled_patterns_never_winning(c, never);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (p->rules[i].shadowed && shadowed < p->n_warnings)
+			fprintf(stderr, "warning: %s\n", p->warnings[shadowed++]);
+		else if (never[i])
+			warn_never_winning(p, i, c);
+	}
 }
 
 /* Whether @file is a policy the hook takes, as check says: 0 or the exit status. */
@@ -143,16 +176,16 @@ static int check_file(const char *file)
 		return SG_EXIT_INPUT;
 	}
 	sg_policy_find_shadowed(&policy);
-	for (size_t w = 0; w < policy.n_warnings; w++)
-		fprintf(stderr, "warning: %s\n", policy.warnings[w]);
 	sg_policy_set_adopt(&policy, file, &set);
+	const struct sg_policy *p = &set.layers[0];
 	/* What the hook compiles too: a policy too complex for it is not valid. */
 	if (sg_compile(&set, &compiled, &err) < 0) {
+		warn_dead_rules(p, NULL);
 		status = sg_report(&err);
 		goto out;
 	}
-	const struct sg_policy *p = &set.layers[0];
-	warn_never_winning(p, &compiled);
+	compiled.config.rewrite_works = 1;
+	warn_dead_rules(p, &compiled);
 	printf("%s: valid (%zu rule%s, mode %s, default %s)\n", file, p->n_rules,
 	       sg_plural(p->n_rules), sg_mode_name(p->mode), sg_access_name(p->default_access));
 out:

@@ -298,7 +298,7 @@ expect "check of a policy too complex for the hook: exit 1, said so" "1 1" sh -c
 printf '{"version": 1, "rules": [\n{"name": "net.ipv4.**", "access": "read"},\n{"name": "net.ipv4.*", "access": "none"}]}\n' \
 	>"$TMPDIR_TEST/loser.json"
 expect "check warns of a pattern that never wins, and exits 0" \
-	"warning: $TMPDIR_TEST/loser.json:3:1: rules[1]: never matches: another pattern wins every name it matches (one with more literal characters, or as many and listed first)
+	"warning: $TMPDIR_TEST/loser.json:3:1: rules[1]: never matches: another pattern wins every name it matches (one with more literal characters, or as many and listed first): rules[0] decides net.ipv4.x
 0" sh -c "\"$SG\" check \"$TMPDIR_TEST/loser.json\" 2>&1 >/dev/null; echo \$?"
 status_of_none() {
 	"$SG" status --container "sg-none-$$" >"$TMPDIR_TEST/status-out" 2>/dev/null
