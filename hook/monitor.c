@@ -280,9 +280,16 @@ int sg_cmd_monitor(int argc, char **argv)
 	m.skipping = true;
 	ring_buffer__consume(rb);
 	m.skipping = false;
-	if (m.container)
+	char entry[32];
+	if (m.container && sg_guard_find_container(m.container, entry) == -ENOENT)
 		fprintf(stderr,
-			"sysctl-guard: monitoring the guard of container %s; stop with Ctrl-C\n",
+			"sysctl-guard: no guard of container %s yet; monitoring for its events "
+			"(ids beginning so), stop with Ctrl-C\n",
+			m.container);
+	else if (m.container)
+		fprintf(stderr,
+			"sysctl-guard: monitoring the guards of containers whose ids begin %s; "
+			"stop with Ctrl-C\n",
 			m.container);
 	else
 		fprintf(stderr,

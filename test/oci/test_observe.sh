@@ -10,6 +10,7 @@ AUDIT=$(python3 -c 'import json; print(json.dumps({"io.sysctl-guard.profile": "a
 "$SG" monitor --json --container sg-obs-audit >"$WORK/events.json" 2>"$WORK/monitor.err" &
 MONITOR=$!
 for _ in $(seq 100); do grep -q monitoring "$WORK/monitor.err" && break; sleep 0.05; done
+expect "monitor --container of one not started yet says so" "1" grep -c "no guard of container sg-obs-audit yet" "$WORK/monitor.err"
 # The events have one reader: a second monitor would split them with the first.
 expect "a second monitor is refused: exit 2, naming the first" "2 yes" sh -c \
 	"out=\$(\"$SG\" monitor 2>&1 </dev/null); echo \$? \$(echo \"\$out\" | grep -q 'another monitor (pid $MONITOR)' && echo yes)"
