@@ -319,7 +319,12 @@ struct sg_seen_key {
 	__u8 write;
 	__u8 verdict;	     /* enum sg_verdict: what the guard did with it */
 	__u8 value_too_long; /* the value written did not fit value[], which is empty */
-	__u8 pad[5];
+	/*
+	 * 8 bytes longer than the key of the versions before the verdict
+	 * (write and a pad, 32 bits each): their maps fail learn's check of the
+	 * key's size, and their records cannot pass for allowed ones.
+	 */
+	__u8 pad[13];
 	char name[SG_NAME_MAX];
 	char value[SG_VALUE_MAX]; /* as written, zero padded; empty for reads */
 };

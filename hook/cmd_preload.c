@@ -26,11 +26,13 @@
 #include "config.h"
 #include "guard.h"
 #include "source.h"
+#include "tables.h"
 #include "util.h"
 
 struct preload {
 	struct sg_policy_source src;
 	char *label; /* "profile NAME", or "baseline (profile NAME)": what is preloaded */
+	char *mark;  /* the label its mark takes: with "@SCOPE" for --sysctl (tables.h) */
 	struct sg_inputs inputs;
 };
 
@@ -38,7 +40,8 @@ struct preload {
 struct node_sysctls {
 	struct sg_sysctl_pair *v;
 	size_t n;
-	char *text; /* " (linux.sysctl NAME=VALUE ...)" for the labels, "" when none */
+	char *text;	/* " (linux.sysctl NAME=VALUE ...)" for the labels, "" when none */
+	char scope[32]; /* "sysctls-" and a hash of the pairs, whatever their order; "" */
 };
 
 /* --sysctl NAME=VALUE, once per name: 0, or the usage error's exit status. */
@@ -56,6 +59,37 @@ static int add_sysctl(struct node_sysctls *s, const char *arg)
 	s->v = sg_xrealloc(s->v, s->n + 1, sizeof(*s->v));
 	s->v[s->n++] = (struct sg_sysctl_pair){sg_xstrndup(arg, name_len), sg_xstrdup(eq + 1)};
 	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct sg_sysctl_pair *)a)->name,
+		      ((const struct sg_sysctl_pair *)b)->name);
+}
+
+/*
+ * The scope of the marks made with these pairs: a hash (FNV-1a) of them in
+ * name order, so that each set of pairs keeps its marks apart whatever order
+ * they came in, and a mark's name stays short however long the values are.
+ */
+static void scope_sysctls(struct node_sysctls *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), by_name);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *parts[] = {s->v[i].name, s->v[i].value};
+		for (size_t k = 0; k < 2; k++)
+			for (const char *c = parts[k];; c++) {
+				h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+				if (!*c)
+					break;
+			}
+	}
+	snprintf(s->scope, sizeof(s->scope), "%s%016llx", SG_MARK_SCOPE_PREFIX,
+		 (unsigned long long)h);
 }
 
 /* What the labels add: which pairs the policies were made with. */
@@ -103,9 +137,14 @@ static size_t plan(const struct sg_node_config *config, char **names, size_t n_n
 		p[i].src.keep_text = true;
 		p[i].src.sysctls = sysctls->v;
 		p[i].src.n_sysctls = sysctls->n;
-		p[i].label = i < n_names ? sg_xasprintf("profile %s%s", names[i], sysctls->text)
-					 : sg_xasprintf("baseline (%s)%s", config->baseline_label,
-							sysctls->text);
+		char *base = i < n_names ? sg_xasprintf("profile %s", names[i])
+					 : sg_xasprintf("baseline (%s)", config->baseline_label);
+		p[i].label = sg_xasprintf("%s%s", base, sysctls->text);
+		p[i].mark =
+		    sysctls->scope[0]
+			? sg_xasprintf("%s%c%s", base, SG_MARK_SCOPE_SEPARATOR, sysctls->scope)
+			: sg_xstrdup(base);
+		free(base);
 	}
 	*out = p;
 	return n;
@@ -155,7 +194,7 @@ static int load_all(struct preload *p, size_t n, struct sg_err *err)
 		unsigned rules = p[i].src.compiled.config.n_rules;
 
 		snprintf(description, sizeof(description), "%s", p[i].src.set.description);
-		int r = sg_guard_preload(&request, p[i].label, &tables, description, err);
+		int r = sg_guard_preload(&request, p[i].mark, &tables, description, err);
 		reap_finished_placers();
 		if (r < 0)
 			return r;
@@ -165,14 +204,15 @@ static int load_all(struct preload *p, size_t n, struct sg_err *err)
 	return 0;
 }
 
-/* After a preload of everything: marks of labels not in the plan go. */
-static int drop_other_marks(const struct preload *p, size_t n, struct sg_err *err)
+/* After a preload of everything: marks of its scope (its --sysctl pairs) not in the plan go. */
+static int drop_other_marks(const struct preload *p, size_t n, const char *scope,
+			    struct sg_err *err)
 {
 	const char **labels = sg_xcalloc(n ? n : 1, sizeof(*labels));
 
 	for (size_t i = 0; i < n; i++)
-		labels[i] = p[i].label;
-	int r = sg_guard_drop_marks_except(labels, n, err);
+		labels[i] = p[i].mark;
+	int r = sg_guard_drop_marks_except(labels, n, scope, err);
 	free(labels);
 	return r;
 }
@@ -194,10 +234,11 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 	if (r == 0)
 		r = load_all(p, n, err);
 	if (r == 0 && everything)
-		r = drop_other_marks(p, n, err);
+		r = drop_other_marks(p, n, sysctls->scope, err);
 	for (size_t i = 0; i < n; i++) {
 		sg_source_free(&p[i].src);
 		free(p[i].label);
+		free(p[i].mark);
 	}
 	free(p);
 	return r;
@@ -232,6 +273,7 @@ int sg_cmd_preload(int argc, char **argv)
 		node_sysctls_free(&sysctls);
 		return status;
 	}
+	scope_sysctls(&sysctls);
 	describe_sysctls(&sysctls);
 	char **names = argv + optind;
 	size_t n_names = (size_t)(argc - optind);

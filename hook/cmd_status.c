@@ -58,6 +58,7 @@ static void row_label(const struct sg_guard_status *st, uint32_t row, char *out,
 struct shown_guard {
 	struct sg_guard_status st;
 	char *cgroup;
+	int cgroup_error; /* why cgroup is "": -ESTALE when the cgroup is gone */
 };
 
 static void print_guard_json(const struct shown_guard *g, bool first)
@@ -117,8 +118,11 @@ static const char *health(const struct shown_guard *g)
 {
 	if (g->st.link_alive)
 		return "";
-	return g->cgroup[0] ? " (NOT ENFORCED: its link was detached; attach again or detach)"
-			    : " (cgroup gone)";
+	/* Only the kernel's word that the cgroup is gone says so: any other failure may hide one.
+	 */
+	return g->cgroup_error == -ESTALE
+		   ? " (cgroup gone)"
+		   : " (NOT ENFORCED: its link was detached; attach again or detach)";
 }
 
 static void print_guard_row(const struct shown_guard *g, int width, bool per_rule)
@@ -231,10 +235,11 @@ static void collect_guards(const char *only, const char *container, struct shown
 			sg_guard_status_free(&st);
 			continue;
 		}
-		if (sg_cgroup_path_of(st.meta.cgroup_id, path) < 0)
+		int r = sg_cgroup_path_of(st.meta.cgroup_id, path);
+		if (r < 0)
 			path[0] = '\0';
 		gs->v = sg_xrealloc(gs->v, gs->n + 1, sizeof(*gs->v));
-		gs->v[gs->n++] = (struct shown_guard){st, sg_xstrdup(path)};
+		gs->v[gs->n++] = (struct shown_guard){st, sg_xstrdup(path), r < 0 ? r : 0};
 	}
 	if (dir)
 		closedir(dir);
@@ -267,8 +272,9 @@ static void print_status(const struct shown_guards *gs, bool json, bool per_rule
 }
 
 /*
- * The nearest ancestor of cgroup @dir, below the cgroup2 mount, that has a
- * guard: the kernel runs an ancestor's program for every descendant.
+ * The nearest ancestor of cgroup @dir that has a guard, up to the root of
+ * the hierarchy (`attach --force` there): the kernel runs an ancestor's
+ * program for every descendant.
  */
 static bool guarded_ancestor(const char *dir, char out[PATH_MAX])
 {
@@ -278,7 +284,7 @@ static bool guarded_ancestor(const char *dir, char out[PATH_MAX])
 	if (sg_cgroup2_mount(mount, &ignored) < 0 || !realpath(dir, path))
 		return false;
 	size_t root = strlen(mount);
-	for (char *slash; (slash = strrchr(path, '/')) && (size_t)(slash - path) > root;) {
+	for (char *slash; (slash = strrchr(path, '/')) && (size_t)(slash - path) >= root;) {
 		*slash = '\0';
 		_cleanup_close_ int fd = -1;
 		uint64_t id;

@@ -459,7 +459,9 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 	uint32_t s = c->n_states++, local = s - b->base;
 	const bool grow = c->n_states > b->states_cap;
 	if (grow) {
-		b->states_cap *= 2;
+		/* Never past the limit: its rows would be allocated for nothing. */
+		b->states_cap =
+		    b->states_cap * 2 < SG_MAX_DFA_STATES ? b->states_cap * 2 : SG_MAX_DFA_STATES;
 		c->accept = sg_xrealloc(c->accept, b->states_cap, sizeof(uint32_t));
 	}
 	if (s > UINT16_MAX && !c->wide)
@@ -621,6 +623,16 @@ static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t
 static void reserve(struct dfa_builder *b, size_t states)
 {
 	struct sg_compiled *c = b->c;
+	/*
+	 * No more than the limit lets through, and no more than 16 MiB of
+	 * 16-bit rows ahead: an untrusted policy of many patterns gets its
+	 * "too complex", not an abort for memory it never touches.
+	 */
+	size_t row_bytes = (size_t)b->n_classes * sizeof(uint16_t), limit = SG_MAX_DFA_STATES;
+	if (states > limit + 1 - c->n_states)
+		states = limit + 1 - c->n_states;
+	if (states > (16u << 20) / row_bytes)
+		states = (16u << 20) / row_bytes;
 	size_t want = c->n_states + states;
 
 	if (want > b->states_cap) {

@@ -211,6 +211,13 @@ int sg_dfa_job_finish(struct sg_dfa_job *job, int *fd, struct sg_dfa_shape *shap
 	return 0;
 }
 
+void sg_dfa_job_stop(struct sg_dfa_job *job)
+{
+	/* The pid stays this child's until sg_dfa_job_free reaps it. */
+	if (job && job->pid > 0)
+		kill(job->pid, SIGKILL);
+}
+
 void sg_dfa_job_cancel(struct sg_dfa_job *job)
 {
 	if (job && !job->answered)

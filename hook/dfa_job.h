@@ -55,6 +55,13 @@ int sg_dfa_job_finish(struct sg_dfa_job *job, int *fd, struct sg_dfa_shape *shap
 void sg_dfa_job_cancel(struct sg_dfa_job *job);
 
 /*
+ * Kills the child and changes nothing else, so that another thread waiting
+ * in sg_dfa_job_finish returns at once (-EPIPE). Call sg_dfa_job_cancel
+ * once no thread waits. NULL is fine.
+ */
+void sg_dfa_job_stop(struct sg_dfa_job *job);
+
+/*
  * Whether the policy's DFA could not be compiled: then its input error
  * replaces @err. Waits for the answer if it has not come: an input error
  * is what a failure reports first, as when the DFA is built in the

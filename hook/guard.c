@@ -628,10 +628,11 @@ int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
 	return check_found_by_inputs(&prog, policy, tables, err);
 }
 
-int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_err *err)
+int sg_guard_drop_marks_except(const char *const *labels, size_t n, const char *scope,
+			       struct sg_err *err)
 {
 	_cleanup_close_ int lock_fd = sg_pins_lock(false);
-	int r = lock_fd < 0 ? lock_fd : sg_tables_drop_marks_except(labels, n);
+	int r = lock_fd < 0 ? lock_fd : sg_tables_drop_marks_except(labels, n, scope);
 
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot take preloaded marks off: %s",
@@ -869,7 +870,10 @@ bool sg_guard_policy_rewrites(const struct sg_guard_meta *meta)
 	_cleanup_close_ int fd = sg_tables_open_map(meta->policy_key, "rules");
 	struct sg_rule_entry e;
 
-	for (uint32_t k = 0; fd >= 0 && k < meta->n_rules; k++)
+	/* A table of another version's entries is not read as this one's. */
+	if (fd < 0 || !sg_map_shape_is(fd, sizeof(uint32_t), sizeof(e)))
+		return false;
+	for (uint32_t k = 0; k < meta->n_rules; k++)
 		if (bpf_map_lookup_elem(fd, &k, &e) == 0 &&
 		    ((e.flags & SG_RULE_REWRITE) || e.on_violation == SG_VIOLATION_CLAMP))
 			return true;

@@ -96,10 +96,12 @@ int sg_guard_preload(const struct sg_policy_request *policy, const char *label,
 		     struct sg_err *err);
 
 /*
- * Takes every preloaded mark off whose label is none of @labels: a preload
- * of everything installed drops the marks of profiles removed since.
+ * Takes every preloaded mark of @scope off whose label is none of @labels: a
+ * preload of everything installed drops the marks of profiles removed since
+ * (sg_tables_drop_marks_except).
  */
-int sg_guard_drop_marks_except(const char *const *labels, size_t n, struct sg_err *err);
+int sg_guard_drop_marks_except(const char *const *labels, size_t n, const char *scope,
+			       struct sg_err *err);
 
 /* Detaches and unpins the guard of @cgroup_dir; *found says whether there was one. */
 int sg_guard_detach(const char *cgroup_dir, bool *found, struct sg_err *err);

@@ -277,8 +277,9 @@ static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 /*
  * Annotations that ask for what this container will not get are errors, not
  * quiet no-ops: one misspelt, or one that needs a policy the container does
- * not have (learning, reads reported, or a mode for its own policy, which
- * the node's baseline does not take: an annotation only narrows).
+ * not have (learning, reads reported), or mode=audit beside the node's
+ * baseline alone: an annotation only narrows, so the baseline takes enforce
+ * from it, never audit.
  */
 static int check_annotations_apply(const struct hook_ctx *h, const char *mode_text, uint32_t events,
 				   struct sg_err *err)
@@ -303,11 +304,11 @@ static int check_annotations_apply(const struct hook_ctx *h, const char *mode_te
 				      "name one with %s (the built-in profile audit allows and "
 				      "records everything) or %s",
 				      asks, SG_ANNOTATION_PROFILE, SG_ANNOTATION_POLICY);
-	if (mode_text)
+	if (mode_text && h->src.mode == SG_MODE_AUDIT)
 		return sg_input_error(err,
-				      "annotation %s sets the mode of the container's own policy "
-				      "(%s or %s), and it has none; the node's baseline keeps its "
-				      "own mode",
+				      "annotation %s=audit sets the mode of the container's own "
+				      "policy (%s or %s), and it has none; the node's baseline is "
+				      "not audited at a container's request",
 				      SG_ANNOTATION_MODE, SG_ANNOTATION_PROFILE,
 				      SG_ANNOTATION_POLICY);
 	return 0;

@@ -348,24 +348,43 @@ void sg_learn_forget(const char *program_key, uint64_t cgid)
 		forget_where(fd, is_cgroup, &cgid);
 }
 
+/*
+ * Whether a guard of cgroup @cgid is pinned, asked once per cgroup: a
+ * cgroup has many records, and gc holds every hook back while it looks.
+ */
+struct guard_cache {
+	struct {
+		uint64_t cgid; /* 0: empty (no cgroup has id 0) */
+		bool guarded;
+	} slot[256];
+};
+
 static bool unguarded(uint64_t cgid, void *arg)
 {
+	struct guard_cache *cache = arg;
+	size_t i = (size_t)((cgid * 0x9e3779b97f4a7c15ull) >> 56);
 	char entry[32];
-	(void)arg;
-	sg_guard_entry_name(cgid, entry);
-	return !sg_guard_exists(entry);
+
+	if (cache->slot[i].cgid != cgid) {
+		sg_guard_entry_name(cgid, entry);
+		cache->slot[i].cgid = cgid;
+		cache->slot[i].guarded = sg_guard_exists(entry);
+	}
+	return !cache->slot[i].guarded;
 }
 
 void sg_learn_forget_orphans(void)
 {
 	DIR *dir = opendir(SG_PROGRAM_ROOT);
+	struct guard_cache cache;
 
+	memset(&cache, 0, sizeof(cache));
 	for (struct dirent *de; dir && (de = readdir(dir));) {
 		if (de->d_name[0] == '.')
 			continue;
 		_cleanup_close_ int fd = sg_program_open_map(de->d_name, "seen");
 		if (fd >= 0)
-			forget_where(fd, unguarded, NULL);
+			forget_where(fd, unguarded, &cache);
 	}
 	if (dir)
 		closedir(dir);

@@ -753,22 +753,36 @@ int sg_tables_take_mark(const char *key, const char *label)
 struct kept_marks {
 	char (*names)[NAME_MAX + 1];
 	size_t n;
+	char scope[NAME_MAX + 1]; /* ":SCOPE" as it ends a mark's name, "" for none */
 };
+
+/* Whether mark @name is of the scope @kept drops in: its own pairs, or none. */
+static bool in_scope(const char *name, const struct kept_marks *kept)
+{
+	size_t len = strlen(name), scope_len = strlen(kept->scope);
+	if (!scope_len)
+		return !strstr(name, ":" SG_MARK_SCOPE_PREFIX);
+	return len > scope_len && strcmp(name + len - scope_len, kept->scope) == 0;
+}
 
 static void drop_unless_kept(const char *key, const char *name, void *arg)
 {
 	const struct kept_marks *kept = arg;
+	if (!in_scope(name, kept))
+		return;
 	for (size_t i = 0; i < kept->n; i++)
 		if (strcmp(name, kept->names[i]) == 0)
 			return;
 	unpin_mark(key, name);
 }
 
-int sg_tables_drop_marks_except(const char *const *labels, size_t n)
+int sg_tables_drop_marks_except(const char *const *labels, size_t n, const char *scope)
 {
-	struct kept_marks kept = {sg_xcalloc(n ? n : 1, sizeof(*kept.names)), n};
+	struct kept_marks kept = {sg_xcalloc(n ? n : 1, sizeof(*kept.names)), n, ""};
 	int lock_fd = marks_lock();
 
+	if (scope[0])
+		snprintf(kept.scope, sizeof(kept.scope), ":%s", scope);
 	for (size_t i = 0; i < n; i++)
 		mark_name(labels[i], kept.names[i]);
 	if (lock_fd >= 0) {
@@ -942,10 +956,15 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
 	policy_key(prog, c, out->key);
 	if (find_pinned(prog, out) == 0) {
+		/*
+		 * Of the same key, the DFA was built (and compiled) before: its
+		 * child stops, first, so that a helper waiting for it is not
+		 * kept waiting for the whole build.
+		 */
+		sg_dfa_job_stop(c->dfa_job);
 		if (large && r == 0)
 			end_maps(&mk, true);
 		close_maps(&m);
-		/* Of the same key, the DFA was built (and compiled) before: its child stops. */
 		sg_dfa_job_cancel(c->dfa_job);
 		return 0;
 	}

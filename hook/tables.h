@@ -96,8 +96,19 @@ void sg_tables_forget_inputs_of_removed(const struct sg_program *prog);
 /* Marks policy @key for @label, and takes the label's mark off any other policy. 0 or -errno. */
 int sg_tables_take_mark(const char *key, const char *label);
 
-/* Takes off every mark whose label is none of @labels. 0 or -errno. */
-int sg_tables_drop_marks_except(const char *const *labels, size_t n);
+/*
+ * A mark's scope: the linux.sysctl pairs its policies were made with
+ * (`preload --sysctl`), as a label ends with "@SCOPE"; "" for none.
+ */
+#define SG_MARK_SCOPE_SEPARATOR '@'
+#define SG_MARK_SCOPE_PREFIX	"sysctls-" /* then 16 hex digits: a hash of the pairs */
+
+/*
+ * Takes off every mark of scope @scope ("" for marks of none) whose label is
+ * none of @labels: a preload of everything drops only marks of its own
+ * pairs. 0 or -errno.
+ */
+int sg_tables_drop_marks_except(const char *const *labels, size_t n, const char *scope);
 
 /* Whether policy @key carries a preloaded mark, for any label. */
 bool sg_tables_is_preloaded(const char *key);

@@ -66,11 +66,11 @@ expect "status: the directory in the CGROUP column" "$CG" sh -c \
 new_cgroup GONE
 attach "$GONE" "$DENY" || finish
 GONEID=$(stat -c %i "$GONE")
-rmdir "$GONE"
-# Until then status shows it by id: its directory is gone.
+# Until then status shows it by id: its directory is gone. Under the pins
+# lock, held shared as a hook holds it, no other suite's gc takes it first.
 expect "status of a removed cgroup's guard: no directory, its id" "None
-(id $GONEID)" sh -c \
-	"\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(*[g[\"cgroup\"] for g in json.load(sys.stdin) if g[\"cgroup_id\"] == $GONEID])'; \"$SG\" status | awk '\$1 == \"(id\" && \$2 == \"$GONEID)\" { print \$1, \$2 }'"
+(id $GONEID)" flock -s /sys/fs/bpf/sysctl-guard sh -c "rmdir \"$GONE\"; \
+	\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(*[g[\"cgroup\"] for g in json.load(sys.stdin) if g[\"cgroup_id\"] == $GONEID])'; \"$SG\" status | awk '\$1 == \"(id\" && \$2 == \"$GONEID)\" { print \$1, \$2 }'"
 # The kernel detaches the link when it releases the cgroup, a moment after
 # rmdir. (Another test's gc may be the one that removes it.)
 gc_until_removed() {

@@ -16,7 +16,7 @@ CLEAN_NODE=$(ls "$POLICIES"/*/preloaded:* >/dev/null 2>&1 && echo no || echo yes
 # Only this run's profiles are preloaded here: their marks go on exit, and
 # gc frees their policies once they are old enough.
 unmark_ours() {
-	rm -f "$POLICIES"/*/preloaded:*preload*-$$ "$POLICIES"/*/preloaded:*preload*-$$:
+	rm -f "$POLICIES"/*/preloaded:*preload*-$$ "$POLICIES"/*/preloaded:*preload*-$$:*
 	[ "$CLEAN_NODE" = yes ] && rm -f "$POLICIES"/*/preloaded:profile:k8s-safe
 }
 trap 'unmark_ours; "$SG" gc >/dev/null 2>&1; cleanup' EXIT
@@ -94,7 +94,7 @@ SYS=preload-sys-$$
 small_profile "$SYS"
 OUT=$("$SG" preload --sysctl net.ipv4.ping_group_range="0 0" --sysctl kernel.domainname=preset "$SYS" 2>&1)
 expect "preload --sysctl: the label names the pairs" \
-	"profile $SYS (linux.sysctl net.ipv4.ping_group_range=0 0 kernel.domainname=preset)" \
+	"profile $SYS (linux.sysctl kernel.domainname=preset net.ipv4.ping_group_range=0 0)" \
 	sh -c "sed -n 's/^preloaded \(.*\): policy.*/\1/p' <<'EOF'
 $OUT
 EOF"
@@ -105,6 +105,13 @@ expect "... one with other pairs makes its own" "made ok EPERM" guarded p10
 expect "preload --sysctl without a value: exit 1" "1" usage_status "$SG" preload --sysctl kernel.domainname "$SYS"
 expect "... a name given twice: exit 1" "1" usage_status "$SG" preload --sysctl a.b=1 --sysctl a.b=2 "$SYS"
 for id in p9 p10; do stop "$id"; done
+# Each set of pairs keeps its marks: a preload of everything with other
+# pairs (or none) takes off only marks of its own pairs.
+KEY_SYS=$(key_of "profile $SYS (linux.sysctl kernel.domainname=preset net.ipv4.ping_group_range=0 0)" "$OUT")
+KEY_PLAIN=$(key_of "profile $SYS" "$("$SG" preload "$SYS" 2>&1)")
+"$SG" preload --sysctl kernel.domainname="other-$$" >/dev/null 2>&1
+expect "a preload of everything with other pairs keeps the marks made with none, and with others" \
+	"marked marked" sh -c "echo $(marked "$KEY_PLAIN") $(marked "$KEY_SYS")"
 rm "$PROFILES/$SYS.json" # not one of the installed profiles below
 
 # A rewrite: the preloaded policy was fitted to the kernel (rewrites work) as the hook's would be.
