@@ -27,20 +27,28 @@
 struct learned {
 	char name[SG_NAME_MAX];
 	bool written;
-	char **values; /* normalised, distinct */
-	size_t n_values;
+	char **values; /* as a policy spells them; distinct once the record is read */
+	size_t n_values, values_cap;
 	bool any_value; /* a value that cannot be listed was written (note_unlisted) */
 };
 
 /* Lines for the operator, in the order they are to be read. */
 struct notes {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
+/*
+ * The record holds up to 65,536 accesses the workload chose: names are found
+ * through a hash index and values made distinct by a sort, never by a scan
+ * per access, which a workload writing many names or values would have made
+ * quadratic (and poststop waits for it).
+ */
 struct record {
 	struct learned *items;
-	size_t n;
+	size_t n, cap;
+	uint32_t *index; /* open addressing: item + 1, 0 when free; at most half full */
+	size_t index_cap;
 	struct notes left_out; /* what the guard denied, rewrote or clamped: not in the policy */
 	struct notes unlisted; /* names written with values no policy can list */
 };
@@ -48,21 +56,50 @@ struct record {
 /* At most this many accesses are named one by one, per kind. */
 #define NOTES_NAMED 20
 
+static size_t name_slot(const struct record *rec, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	size_t mask = rec->index_cap - 1, i = (size_t)h & mask;
+	while (rec->index[i] && strcmp(rec->items[rec->index[i] - 1].name, name) != 0)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void grow_index(struct record *rec)
+{
+	rec->index_cap = rec->index_cap ? 2 * rec->index_cap : 64;
+	free(rec->index);
+	rec->index = sg_xcalloc(rec->index_cap, sizeof(*rec->index));
+	for (size_t k = 0; k < rec->n; k++)
+		rec->index[name_slot(rec, rec->items[k].name)] = (uint32_t)k + 1;
+}
+
 static struct learned *find_or_add(struct record *rec, const char *name)
 {
-	for (size_t i = 0; i < rec->n; i++)
-		if (strcmp(rec->items[i].name, name) == 0)
-			return &rec->items[i];
-	rec->items = sg_xrealloc(rec->items, rec->n + 1, sizeof(*rec->items));
+	if (2 * (rec->n + 1) > rec->index_cap)
+		grow_index(rec);
+	size_t i = name_slot(rec, name);
+	if (rec->index[i])
+		return &rec->items[rec->index[i] - 1];
+	if (rec->n == rec->cap) {
+		rec->cap = rec->cap ? 2 * rec->cap : 16;
+		rec->items = sg_xrealloc(rec->items, rec->cap, sizeof(*rec->items));
+	}
 	struct learned *l = &rec->items[rec->n++];
 	memset(l, 0, sizeof(*l));
 	snprintf(l->name, sizeof(l->name), "%s", name);
+	rec->index[i] = (uint32_t)rec->n;
 	return l;
 }
 
 static void add_note(struct notes *notes, char *line)
 {
-	notes->v = sg_xrealloc(notes->v, notes->n + 1, sizeof(char *));
+	if (notes->n == notes->cap) {
+		notes->cap = notes->cap ? 2 * notes->cap : 16;
+		notes->v = sg_xrealloc(notes->v, notes->cap, sizeof(char *));
+	}
 	notes->v[notes->n++] = line;
 }
 
@@ -91,10 +128,10 @@ static void add_value(struct record *rec, struct learned *l, const struct sg_see
 	/* As a policy lists it: a value with a newline before its last token keeps it there. */
 	char spelled[SG_VALUE_MAX + 1];
 	sg_value_spell(norm, spelled, sizeof(spelled));
-	for (size_t i = 0; i < l->n_values; i++)
-		if (strcmp(l->values[i], spelled) == 0)
-			return;
-	l->values = sg_xrealloc(l->values, l->n_values + 1, sizeof(char *));
+	if (l->n_values == l->values_cap) {
+		l->values_cap = l->values_cap ? 2 * l->values_cap : 4;
+		l->values = sg_xrealloc(l->values, l->values_cap, sizeof(char *));
+	}
 	l->values[l->n_values++] = sg_xstrdup(spelled);
 }
 
@@ -106,6 +143,23 @@ static int by_name(const void *a, const void *b)
 static int by_text(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Values that normalise alike (and one value under several verdicts) are listed once. */
+static void distinct_values(struct learned *l)
+{
+	size_t kept = 0;
+
+	if (l->n_values)
+		qsort(l->values, l->n_values, sizeof(char *), by_text);
+	for (size_t i = 0; i < l->n_values; i++) {
+		if (kept && strcmp(l->values[kept - 1], l->values[i]) == 0) {
+			free(l->values[i]);
+			continue;
+		}
+		l->values[kept++] = l->values[i];
+	}
+	l->n_values = kept;
 }
 
 /*
@@ -174,6 +228,8 @@ static int read_seen(const char *entry, const char *source, struct record *rec, 
 			add_value(rec, l, &next);
 		}
 	}
+	for (size_t i = 0; i < rec->n; i++)
+		distinct_values(&rec->items[i]);
 	/* qsort takes no NULL: none seen, none left out */
 	if (rec->n)
 		qsort(rec->items, rec->n, sizeof(*rec->items), by_name);
@@ -192,6 +248,7 @@ static void free_record(struct record *rec)
 		free(rec->items[i].values);
 	}
 	free(rec->items);
+	free(rec->index);
 	struct notes *kinds[] = {&rec->left_out, &rec->unlisted};
 	for (size_t k = 0; k < SG_ARRAY_SIZE(kinds); k++) {
 		for (size_t i = 0; i < kinds[k]->n; i++)
@@ -318,7 +375,7 @@ static void forget_where(int fd, bool (*drop)(uint64_t cgid, void *arg), void *a
 {
 	struct sg_seen_key key, next;
 	struct sg_seen_key *doomed = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	void *prev = NULL;
 
 	if (!sg_map_shape_is(fd, sizeof(next), sizeof(uint64_t)))
@@ -328,7 +385,10 @@ static void forget_where(int fd, bool (*drop)(uint64_t cgid, void *arg), void *a
 		prev = &key;
 		if (!drop(next.guard, arg))
 			continue;
-		doomed = sg_xrealloc(doomed, n + 1, sizeof(*doomed));
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			doomed = sg_xrealloc(doomed, cap, sizeof(*doomed));
+		}
 		doomed[n++] = next;
 	}
 	for (size_t i = 0; i < n; i++)
