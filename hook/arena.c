@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "bigmem.h"
 #include "util.h"
 
 /* Sizes of the mappings, header included (a block of 32 KiB + its header would map 36). */
@@ -14,7 +15,9 @@ enum { FIRST_BLOCK = 32 << 10, LARGEST_BLOCK = 1 << 20, OWN_BLOCK_OVER = LARGEST
 /* A block of @bytes mapped, for @bytes less its header of data. */
 static struct sg_arena_block *new_block(size_t bytes, struct sg_arena_block *prev)
 {
-	struct sg_arena_block *blk = sg_xmap(bytes);
+	struct sg_arena_block *blk = sg_bigmem_alloc(bytes);
+	if (!blk)
+		blk = sg_xmap(bytes);
 	blk->prev = prev;
 	blk->cap = bytes - sizeof(*blk);
 	return blk;
@@ -22,7 +25,10 @@ static struct sg_arena_block *new_block(size_t bytes, struct sg_arena_block *pre
 
 static void unmap_block(struct sg_arena_block *blk)
 {
-	munmap(blk, sizeof(*blk) + blk->cap);
+	if (sg_bigmem_owns(blk))
+		sg_bigmem_free(blk);
+	else
+		munmap(blk, sizeof(*blk) + blk->cap);
 }
 
 /* Twice the last block, up to LARGEST_BLOCK, and room for @size (at most OWN_BLOCK_OVER). */

@@ -5,10 +5,9 @@
  * which a malloc and a free each would cost more than the rest of parsing
  * them. All zero is an empty arena.
  *
- * Blocks are mapped, not malloc'ed: freeing them gives the memory back to
- * the system at once, where a heap would keep a hole that the compiler's
- * large (mapped) tables cannot use, and the pages of a block not filled yet
- * are never touched. The first is 32 KiB, each next one twice the last, up
+ * Blocks come from bigmem.c (huge pages, kept for the compiler's large
+ * tables once freed), else are mapped; either way the pages of a block not
+ * filled yet are never touched. The first is 32 KiB, each next one twice the last, up
  * to 1 MiB: a small document takes one small block, a 10,000-rule policy's
  * strings a handful. A piece larger than a quarter of that gets a block of
  * its own, and the block being filled goes on.

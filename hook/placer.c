@@ -16,6 +16,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bigmem.h"
 #include "confine.h"
 #include "program.h" /* sg_injected_fault */
 #include "util.h"
@@ -198,7 +199,7 @@ void sg_placer_start(struct sg_placer *pl, size_t n)
 	if (sg_injected_fault("placer") ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return;
-	pid_t parent = getpid(), pid = fork();
+	pid_t parent = getpid(), pid = sg_bigmem_fork_bare(); /* it needs none of the policy */
 	if (pid == 0) {
 		close(sv[0]);
 		placer_main(sv[1], n < SG_PLACER_MAX ? n : SG_PLACER_MAX, parent);

@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "bigmem.h"
+
 /* A few: a 10,000-rule policy frees about a dozen large blocks in all. */
 #define MAX_SPARES 8
 
@@ -18,7 +20,8 @@ void sg_spare_put(void *p)
 {
 	size_t size = p ? malloc_usable_size(p) : 0;
 
-	if (size < SG_SPARE_MIN) {
+	/* bigmem keeps its blocks for the next one itself, in any size */
+	if (size < SG_SPARE_MIN || sg_bigmem_owns(p)) {
 		free(p);
 		return;
 	}

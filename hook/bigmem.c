@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bigmem.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define REGION_BYTES (256ul << 20)
+#define HUGE_PAGE    (2ul << 20)
+/* Blocks are whole pages: a freed one can be split and reused cleanly. */
+#define GRAIN 4096ul
+/* Free ranges remembered; more are left unused (coalescing keeps them few). */
+#define MAX_FREE 256
+
+/* Before each block: what the block spans, header included. */
+struct header {
+	size_t span;
+	size_t pad; /* the data stays 16-aligned */
+};
+
+struct range {
+	size_t off, len; /* from the region's base */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	bool tried;		     /* to map the region */
+	bool bare_fork;		     /* sg_bigmem_fork_bare is forking */
+	char *base;		     /* NULL: no region */
+	size_t top;		     /* the first byte no block has reached yet */
+	size_t touched;		     /* the highest top: above it every byte is still zero */
+	struct range free[MAX_FREE]; /* sorted by offset, none adjacent to another or to top */
+	size_t n_free;
+} bm = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void lock(void)
+{
+	pthread_mutex_lock(&bm.lock);
+}
+
+static void unlock(void)
+{
+	pthread_mutex_unlock(&bm.lock);
+}
+
+/*
+ * After a fork, blocks start on a huge page of their own, in parent and
+ * child alike: a page the two share since the fork is copied when either
+ * writes to it, and a huge one is split first, then copied 4 KiB by 4 KiB,
+ * a fault each (the hook forks its placer once it has read the policy's
+ * text, and its DFA's builder once it has parsed it). The free ranges below
+ * are dropped with it: all of them lie in shared pages.
+ */
+static void fence(void)
+{
+	bm.top = (bm.top + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (bm.top > REGION_BYTES)
+		bm.top = REGION_BYTES;
+	if (bm.top > bm.touched)
+		bm.touched = bm.top;
+	bm.n_free = 0;
+}
+
+static void after_fork_in_parent(void)
+{
+	if (!bm.bare_fork)
+		fence();
+	unlock();
+}
+
+static void after_fork_in_child(void)
+{
+	if (bm.bare_fork) /* the region is not there: the child maps one of its own if it needs it
+			   */
+		bm.base = NULL, bm.tried = false, bm.top = bm.touched = 0, bm.n_free = 0;
+	else
+		fence();
+	bm.bare_fork = false;
+	unlock();
+}
+
+static void map_region(void)
+{
+	char *p = mmap(NULL, REGION_BYTES + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	/* Aligned to a huge page, so that every 2 MiB of it can be one. */
+	char *base = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+	if (base > p)
+		munmap(p, (size_t)(base - p));
+	munmap(base + REGION_BYTES, (size_t)(p + HUGE_PAGE - base));
+	/* Fails where the kernel has no THP: the region then serves page by page. */
+	(void)madvise(base, REGION_BYTES, MADV_HUGEPAGE);
+	bm.base = base;
+}
+
+/* Whether there is a region, mapped at the first call. Locked. */
+static bool ready(void)
+{
+	static bool handlers;
+
+	if (!bm.tried) {
+		bm.tried = true;
+		map_region();
+		if (bm.base && !handlers) /* a child of a bare fork has them already */
+			handlers =
+			    pthread_atfork(lock, after_fork_in_parent, after_fork_in_child) == 0;
+	}
+	return bm.base != NULL;
+}
+
+static struct header *header_of(const void *p)
+{
+	return (struct header *)((char *)p - sizeof(struct header));
+}
+
+/* The span of a block of @size bytes of data, or 0 when none could be that large. */
+static size_t span_for(size_t size)
+{
+	if (size > REGION_BYTES)
+		return 0;
+	return (size + sizeof(struct header) + GRAIN - 1) & ~(GRAIN - 1);
+}
+
+static void remove_free(size_t i)
+{
+	memmove(&bm.free[i], &bm.free[i + 1], (bm.n_free - i - 1) * sizeof(bm.free[0]));
+	bm.n_free--;
+}
+
+/* Returns [off, off+len) to the free ranges, merged with its neighbours or top. */
+static void give_back(size_t off, size_t len)
+{
+	size_t i = 0;
+
+	while (i < bm.n_free && bm.free[i].off < off)
+		i++;
+	if (i > 0 && bm.free[i - 1].off + bm.free[i - 1].len == off) {
+		off = bm.free[i - 1].off;
+		len += bm.free[i - 1].len;
+		remove_free(--i);
+	}
+	if (i < bm.n_free && off + len == bm.free[i].off) {
+		len += bm.free[i].len;
+		remove_free(i);
+	}
+	if (off + len == bm.top) {
+		bm.top = off;
+		return;
+	}
+	if (bm.n_free == MAX_FREE)
+		return; /* left unused until the process exits */
+	memmove(&bm.free[i + 1], &bm.free[i], (bm.n_free - i) * sizeof(bm.free[0]));
+	bm.free[i] = (struct range){off, len};
+	bm.n_free++;
+}
+
+/*
+ * The offset of @span free bytes, or SIZE_MAX. Locked. Best fit, lowest
+ * first among equals: small blocks fill small holes, and a large hole stays
+ * whole for a large block (first fit cut the policy's text's hole into
+ * small tables, and the compiler's large ones went on top: 14% more pages).
+ */
+static size_t take(size_t span)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < bm.n_free; i++)
+		if (bm.free[i].len >= span &&
+		    (best == SIZE_MAX || bm.free[i].len < bm.free[best].len))
+			best = i;
+	if (best != SIZE_MAX) {
+		size_t off = bm.free[best].off;
+		bm.free[best].off += span;
+		bm.free[best].len -= span;
+		if (bm.free[best].len == 0)
+			remove_free(best);
+		return off;
+	}
+	if (span > REGION_BYTES - bm.top)
+		return SIZE_MAX;
+	size_t off = bm.top;
+	bm.top += span;
+	if (bm.top > bm.touched)
+		bm.touched = bm.top;
+	return off;
+}
+
+/* A block of @size bytes; *@dirty: how many of its first bytes may not be zero. */
+static void *alloc_block(size_t size, size_t *dirty)
+{
+	size_t span = span_for(size);
+
+	if (!span)
+		return NULL;
+	lock();
+	size_t touched = bm.touched;
+	size_t off = ready() ? take(span) : SIZE_MAX;
+	unlock();
+	if (off == SIZE_MAX)
+		return NULL;
+	struct header *h = (struct header *)(bm.base + off);
+	h->span = span;
+	*dirty = off >= touched ? 0 : touched - off - sizeof(*h);
+	return h + 1;
+}
+
+void *sg_bigmem_alloc(size_t size)
+{
+	size_t dirty;
+	return alloc_block(size, &dirty);
+}
+
+void *sg_bigmem_calloc(size_t n, size_t size)
+{
+	size_t dirty;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	void *p = alloc_block(n * size, &dirty);
+	if (p) /* memory never handed out is zero already: no page touched for nothing */
+		memset(p, 0, dirty < n * size ? dirty : n * size);
+	return p;
+}
+
+bool sg_bigmem_owns(const void *p)
+{
+	return bm.base && (const char *)p >= bm.base && (const char *)p < bm.base + REGION_BYTES;
+}
+
+size_t sg_bigmem_usable(const void *p)
+{
+	return header_of(p)->span - sizeof(struct header);
+}
+
+void sg_bigmem_free(void *p)
+{
+	struct header *h = header_of(p);
+
+	lock();
+	give_back((size_t)((char *)h - bm.base), h->span);
+	unlock();
+}
+
+/* Grows the block at @off from @span to @want in place if the bytes after it are free. Locked. */
+static bool grow_in_place(size_t off, size_t span, size_t want)
+{
+	size_t end = off + span, more = want - span;
+
+	if (end == bm.top) {
+		if (more > REGION_BYTES - bm.top)
+			return false;
+		bm.top += more;
+		if (bm.top > bm.touched)
+			bm.touched = bm.top;
+		return true;
+	}
+	for (size_t i = 0; i < bm.n_free && bm.free[i].off <= end; i++) {
+		if (bm.free[i].off != end || bm.free[i].len < more)
+			continue;
+		bm.free[i].off += more;
+		bm.free[i].len -= more;
+		if (bm.free[i].len == 0)
+			remove_free(i);
+		return true;
+	}
+	return false;
+}
+
+void *sg_bigmem_realloc(void *p, size_t size)
+{
+	struct header *h = header_of(p);
+	size_t want = span_for(size);
+
+	if (!want)
+		return NULL;
+	if (want <= h->span)
+		return p; /* kept whole: it may grow again */
+	lock();
+	bool grown = grow_in_place((size_t)((char *)h - bm.base), h->span, want);
+	unlock();
+	if (grown) {
+		h->span = want;
+		return p;
+	}
+	void *q = sg_bigmem_alloc(size);
+	if (!q)
+		return NULL;
+	memcpy(q, p, h->span - sizeof(*h));
+	sg_bigmem_free(p);
+	return q;
+}
+
+pid_t sg_bigmem_fork_bare(void)
+{
+	lock();
+	bool bare = bm.base && madvise(bm.base, REGION_BYTES, MADV_DONTFORK) == 0;
+	unlock();
+	bm.bare_fork = bare; /* read by the fork handlers, in this thread */
+	pid_t pid = fork();
+	if (pid != 0 && bare) {
+		bm.bare_fork = false;
+		(void)madvise(bm.base, REGION_BYTES, MADV_DOFORK);
+	}
+	return pid;
+}

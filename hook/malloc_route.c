@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The static binary's malloc, calloc, realloc, free and malloc_usable_size:
+ * blocks of SG_BIGMEM_MIN and up come from bigmem.c (huge pages), smaller
+ * ones from libc. The linker sends every call of the binary, libraries and
+ * libc's own included, here (meson.build: -Wl,--wrap=malloc,...), so that a
+ * block is always freed by the allocator that made it. Memory from
+ * aligned_alloc and posix_memalign stays libc's, and free tells the two
+ * apart by address.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "bigmem.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+size_t __real_malloc_usable_size(void *p);
+
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+size_t __wrap_malloc_usable_size(void *p);
+
+void *__wrap_malloc(size_t size)
+{
+	void *p = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : NULL;
+	return p ? p : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	void *p = size && n >= SG_BIGMEM_MIN / size ? sg_bigmem_calloc(n, size) : NULL;
+	return p ? p : __real_calloc(n, size);
+}
+
+void __wrap_free(void *p)
+{
+	if (sg_bigmem_owns(p))
+		sg_bigmem_free(p);
+	else
+		__real_free(p);
+}
+
+size_t __wrap_malloc_usable_size(void *p)
+{
+	return sg_bigmem_owns(p) ? sg_bigmem_usable(p) : __real_malloc_usable_size(p);
+}
+
+/* Moves @p's contents (@old bytes of them) to a block of @size from the other allocator. */
+static void *move(void *p, size_t old, size_t size, void *q)
+{
+	if (!q)
+		return NULL; /* p stays the caller's, as realloc leaves it */
+	memcpy(q, p, old < size ? old : size);
+	__wrap_free(p);
+	return q;
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	if (!p)
+		return __wrap_malloc(size);
+	if (sg_bigmem_owns(p)) {
+		void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_realloc(p, size) : NULL;
+		return q ? q : move(p, sg_bigmem_usable(p), size, __real_malloc(size));
+	}
+	/* A block outgrowing libc's share: it moves once, and grows from then on in place. */
+	void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : NULL;
+	return q ? move(p, __real_malloc_usable_size(p), size, q) : __real_realloc(p, size);
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bigmem.h"
+#include "test.h"
+
+#define HUGE_PAGE (2u << 20)
+
+/* Whether @n bytes at @p all hold @byte. */
+static int all(const unsigned char *p, size_t n, unsigned char byte)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != byte)
+			return 0;
+	return 1;
+}
+
+TEST(blocks_are_the_regions_aligned_and_hold_what_was_asked)
+{
+	char *p = sg_bigmem_alloc(100000);
+	CHECK(p != NULL);
+	CHECK(sg_bigmem_owns(p));
+	CHECK(((uintptr_t)p & 15) == 0);
+	CHECK(sg_bigmem_usable(p) >= 100000);
+	memset(p, 1, 100000);
+	int on_stack;
+	CHECK(!sg_bigmem_owns(&on_stack));
+	CHECK(!sg_bigmem_owns(NULL));
+	sg_bigmem_free(p);
+}
+
+TEST(a_freed_block_is_reused_and_calloc_zeroes_it)
+{
+	char *p = sg_bigmem_alloc(1 << 20);
+	memset(p, 0xaa, 1 << 20);
+	sg_bigmem_free(p);
+	char *q = sg_bigmem_calloc(1 << 10, 1 << 10);
+	CHECK(q == p); /* the lowest free range: the same pages, touched already */
+	CHECK(all((unsigned char *)q, 1 << 20, 0));
+	sg_bigmem_free(q);
+	CHECK(sg_bigmem_calloc(SIZE_MAX / 2, 4) == NULL); /* overflow */
+	CHECK(sg_bigmem_alloc(SIZE_MAX - 8) == NULL);
+	CHECK(sg_bigmem_alloc(512u << 20) == NULL); /* larger than the region */
+}
+
+TEST(realloc_keeps_contents_in_place_or_moved)
+{
+	char *p = sg_bigmem_alloc(70000);
+	memset(p, 3, 70000);
+	char *grown = sg_bigmem_realloc(p, 5 << 20); /* at the top: grows in place */
+	CHECK(grown == p);
+	CHECK(all((unsigned char *)grown, 70000, 3));
+	char *blocker = sg_bigmem_alloc(70000); /* now p cannot grow in place */
+	memset(grown, 4, 5 << 20);
+	char *moved = sg_bigmem_realloc(grown, 9 << 20);
+	CHECK(moved != NULL && moved != grown);
+	CHECK(all((unsigned char *)moved, 5 << 20, 4));
+	CHECK(sg_bigmem_realloc(moved, 100) == moved);	     /* shrinking keeps the block */
+	CHECK(sg_bigmem_realloc(moved, 512u << 20) == NULL); /* no room: unchanged */
+	CHECK(all((unsigned char *)moved, 5 << 20, 4));
+	sg_bigmem_free(moved);
+	sg_bigmem_free(blocker);
+}
+
+/*
+ * Random blocks against a model: each filled with its own byte, checked
+ * whole before it is freed or grown, never overlapping another.
+ */
+TEST(random_blocks_keep_their_contents_and_never_overlap)
+{
+	enum { N = 64, ROUNDS = 4000 };
+	unsigned char *block[N] = {0};
+	size_t size[N] = {0};
+	unsigned seed = 12345;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		int i = (int)(rand_r(&seed) % N);
+		size_t want = SG_BIGMEM_MIN / 2 + rand_r(&seed) % (600u << 10);
+		if (block[i]) {
+			CHECK(all(block[i], size[i], (unsigned char)i));
+			if (rand_r(&seed) % 2) {
+				sg_bigmem_free(block[i]);
+				block[i] = NULL;
+				continue;
+			}
+			unsigned char *q = sg_bigmem_realloc(block[i], want);
+			CHECK(q != NULL);
+			if (!q)
+				continue;
+			block[i] = q;
+		} else {
+			block[i] = sg_bigmem_alloc(want);
+			CHECK(block[i] != NULL);
+			if (!block[i])
+				continue;
+		}
+		size[i] = want;
+		memset(block[i], i, want);
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			if (i != j && block[i] && block[j])
+				CHECK(block[i] + size[i] <= block[j] ||
+				      block[j] + size[j] <= block[i]);
+	for (int i = 0; i < N; i++) {
+		if (!block[i])
+			continue;
+		CHECK(all(block[i], size[i], (unsigned char)i));
+		sg_bigmem_free(block[i]);
+	}
+}
+
+static void *churn(void *arg)
+{
+	unsigned char byte = (unsigned char)(uintptr_t)arg;
+	for (int r = 0; r < 2000; r++) {
+		unsigned char *p = sg_bigmem_alloc(SG_BIGMEM_MIN + (size_t)r * 8);
+		if (!p)
+			return (void *)1;
+		memset(p, byte, SG_BIGMEM_MIN);
+		if (!all(p, SG_BIGMEM_MIN, byte))
+			return (void *)1;
+		sg_bigmem_free(p);
+	}
+	return NULL;
+}
+
+TEST(two_threads_share_the_region)
+{
+	pthread_t a, b;
+	void *ra, *rb;
+	pthread_create(&a, NULL, churn, (void *)1);
+	pthread_create(&b, NULL, churn, (void *)2);
+	pthread_join(a, &ra);
+	pthread_join(b, &rb);
+	CHECK(ra == NULL && rb == NULL);
+}
+
+static uintptr_t huge_page_of(const void *p)
+{
+	return (uintptr_t)p / HUGE_PAGE;
+}
+
+/* After a fork, new blocks start on a huge page no process shares. */
+TEST(after_a_fork_blocks_start_on_a_fresh_huge_page)
+{
+	char *before = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *in_child = sg_bigmem_alloc(SG_BIGMEM_MIN);
+		_exit(in_child && huge_page_of(in_child) > huge_page_of(before) ? 0 : 1);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *after = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	CHECK(after && huge_page_of(after) > huge_page_of(before));
+	sg_bigmem_free(after);
+	sg_bigmem_free(before);
+}
+
+/* A bare fork's child has a region of its own, and the parent fences nothing. */
+TEST(a_bare_forks_child_has_a_region_of_its_own)
+{
+	char *before = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	memset(before, 5, SG_BIGMEM_MIN);
+	/* Where the next block goes: not the start of a huge page, where a fence would put it too.
+	 */
+	char *spacer[4] = {0}, *probe = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	for (int i = 0; i < 4 && ((uintptr_t)probe & (HUGE_PAGE - 1)) < 4096; i++) {
+		spacer[i] = probe;
+		probe = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	}
+	sg_bigmem_free(probe);
+	pid_t pid = sg_bigmem_fork_bare();
+	if (pid == 0) {
+		char *in_child = sg_bigmem_alloc(1 << 20);
+		if (in_child)
+			memset(in_child, 6, 1 << 20);
+		_exit(in_child && sg_bigmem_owns(in_child) ? 0 : 1);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *after = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	CHECK(after == probe); /* no fence: where it went before the fork */
+	CHECK(all((unsigned char *)before, SG_BIGMEM_MIN, 5));
+	sg_bigmem_free(after);
+	sg_bigmem_free(before);
+	for (int i = 0; i < 4; i++)
+		if (spacer[i])
+			sg_bigmem_free(spacer[i]);
+}
+
+RUN_TESTS({"blocks_are_the_regions_aligned_and_hold_what_was_asked",
+	   blocks_are_the_regions_aligned_and_hold_what_was_asked},
+	  {"a_freed_block_is_reused_and_calloc_zeroes_it",
+	   a_freed_block_is_reused_and_calloc_zeroes_it},
+	  {"realloc_keeps_contents_in_place_or_moved", realloc_keeps_contents_in_place_or_moved},
+	  {"random_blocks_keep_their_contents_and_never_overlap",
+	   random_blocks_keep_their_contents_and_never_overlap},
+	  {"two_threads_share_the_region", two_threads_share_the_region},
+	  {"after_a_fork_blocks_start_on_a_fresh_huge_page",
+	   after_a_fork_blocks_start_on_a_fresh_huge_page},
+	  {"a_bare_forks_child_has_a_region_of_its_own",
+	   a_bare_forks_child_has_a_region_of_its_own})
