@@ -13,7 +13,6 @@
 #include "compile.h"
 #include "compose.h"
 #include "config.h"
-#include "dfa_job.h"
 #include "guard.h"
 #include "log.h"
 #include "probe.h"
@@ -87,17 +86,6 @@ int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 	return r;
 }
 
-/*
- * A failure once the policy compiled: a DFA built apart (dfa_job.h) may
- * yet find the policy too complex, the user's error, which is reported
- * instead, as when the DFA is built here first.
- */
-static int report_after_compile(struct sg_compiled *compiled, struct sg_err *err)
-{
-	sg_dfa_job_input_error(compiled->dfa_job, err);
-	return sg_report(err);
-}
-
 int sg_cmd_attach(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -164,23 +152,22 @@ int sg_cmd_attach(int argc, char **argv)
 	}
 	sg_timing_mark("parse");
 	sg_policy_set_adopt(&policy, label, &set);
-	int r = sg_compile_apart(&set, &compiled, &err);
+	int r = sg_compile(&set, &compiled, &err);
 	sg_timing_mark("compile");
 	if (r < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
-		status = report_after_compile(&compiled, &err);
+		status = sg_report(&err);
 		goto out;
 	}
 	struct sg_guard_options guard_options = {.description = set.description,
 						 .events = log_reads ? SG_EVENTS_READS : 0};
 	struct sg_policy_request request = {.compiled = &compiled};
 	if (sg_guard_attach(cgroup, &request, &guard_options, &meta, &err) < 0) {
-		status = report_after_compile(&compiled, &err);
+		status = sg_report(&err);
 		goto out;
 	}
 	printf("guarded %s with %s (%u rule%s, policy %s)\n", cgroup, label,
 	       compiled.config.n_rules, sg_plural(compiled.config.n_rules), meta.policy_key);
 out:
-	sg_dfa_job_free(compiled.dfa_job);
 	sg_compiled_free(&compiled);
 	sg_policy_set_free(&set);
 	sg_policy_free(&policy);

@@ -1254,18 +1254,11 @@ static uint32_t *group_pinned(const struct sg_policy_set *set, size_t *n)
 	return pinned_rule;
 }
 
-/* What compile() makes: the DFA, everything else, or both. */
-enum compile_parts {
-	PART_DFA = 1 << 0,
-	PART_RULES = 1 << 1,
-};
-
 /*
  * The DFA is built before the rule tables exist: it is the largest step, and
  * what it needs while building is freed before they are made.
  */
-static int compile(const struct sg_policy_set *set, unsigned parts, struct sg_compiled *out,
-		   struct sg_err *err)
+int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
@@ -1296,13 +1289,8 @@ static int compile(const struct sg_policy_set *set, unsigned parts, struct sg_co
 
 	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0)
 		return r;
-	if ((parts & PART_DFA) && (r = build_dfa(set, &patterns, &c, err)) < 0)
+	if ((r = build_dfa(set, &patterns, &c, err)) < 0)
 		return r;
-	if (!(parts & PART_RULES)) {
-		*out = c;
-		memset(&c, 0, sizeof(c));
-		return 0;
-	}
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
@@ -1331,21 +1319,6 @@ static int compile(const struct sg_policy_set *set, unsigned parts, struct sg_co
 	return 0;
 }
 
-int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
-{
-	return compile(set, PART_DFA | PART_RULES, out, err);
-}
-
-int sg_compile_rules(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
-{
-	return compile(set, PART_RULES, out, err);
-}
-
-int sg_compile_dfa(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
-{
-	return compile(set, PART_DFA, out, err);
-}
-
 size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *never)
 {
 	size_t n = 0;
@@ -1361,37 +1334,6 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
 	return n;
 }
 
-size_t sg_count_patterns(const struct sg_policy_set *set, size_t enough)
-{
-	size_t n = 0;
-	for (size_t l = 0; l < set->n_layers; l++)
-		for (size_t i = 0; i < set->layers[l].n_rules && n < enough; i++) {
-			const struct sg_rule *rule = &set->layers[l].rules[i];
-			/* a name the set has only dotted has its wildcards all the same */
-			const char *name = rule->pattern ? rule->pattern : rule->name;
-			n += name && !sg_pattern_is_literal(name);
-		}
-	return n;
-}
-
-void sg_dfa_shape_of(const struct sg_compiled *dfa, struct sg_dfa_shape *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->n_states = dfa->n_states;
-	out->n_classes = dfa->config.n_classes;
-	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
-		out->dfa_start[l] = dfa->config.layers[l].dfa_start;
-	memcpy(out->byte_class, dfa->config.byte_class, sizeof(out->byte_class));
-}
-
-void sg_dfa_shape_apply(const struct sg_dfa_shape *shape, struct sg_config *config)
-{
-	config->n_classes = shape->n_classes;
-	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
-		config->layers[l].dfa_start = shape->dfa_start[l];
-	memcpy(config->byte_class, shape->byte_class, sizeof(config->byte_class));
-}
-
 /* How many items a section of the key's stream has, before them: no two policies' streams alike. */
 static void hash_count(struct sg_siphash *h, size_t n)
 {
@@ -1403,16 +1345,8 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 		      struct sg_siphash *h)
 {
 	const uint64_t id_len = build_id_len;
-	struct sg_config config = c->config;
 
-	/*
-	 * Named by its patterns and the build, the DFA's shape in the config
-	 * follows from them: left out, so that a policy whose DFA a child built
-	 * (sg_compile_rules) has its key before the shape comes.
-	 */
-	if (id_len)
-		sg_dfa_shape_apply(&(struct sg_dfa_shape){0}, &config);
-	sg_siphash_update(h, &config, sizeof(config));
+	sg_siphash_update(h, &c->config, sizeof(c->config));
 	sg_siphash_update(h, &id_len, sizeof(id_len));
 	if (id_len) {
 		size_t n_patterns = 0;

@@ -75,9 +75,6 @@ struct sg_compiled {
 
 	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
 	size_t n_values;
-
-	/* The DFA being built apart (sg_compile_apart): tables.c takes its table. Not owned. */
-	struct sg_dfa_job *dfa_job;
 };
 
 /* The state after @state on a byte of class @cls. */
@@ -98,16 +95,6 @@ void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uin
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
 /*
- * sg_compile in two parts, for a DFA built apart (dfa_job.h): the rules
- * part is everything but the DFA, whose shape in the config stays zero
- * until sg_dfa_shape_apply; the DFA part has only the DFA (n_states,
- * transitions, accept and its shape in the config). Either fails as
- * sg_compile would on what it makes.
- */
-int sg_compile_rules(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
-int sg_compile_dfa(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
-
-/*
  * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:
  * for every name one matches, another pattern of its layer wins (more
  * literal characters, or as many and listed first). Sets never[g] for each
@@ -115,21 +102,6 @@ int sg_compile_dfa(const struct sg_policy_set *set, struct sg_compiled *out, str
  * returns how many. A name past SG_NAME_MAX counts as a name here.
  */
 size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *never);
-
-/* The rules of @set with a wildcard, counted up to @enough. */
-size_t sg_count_patterns(const struct sg_policy_set *set, size_t enough);
-
-/* What a DFA built apart gives the config of its policy, and the size of its table. */
-struct sg_dfa_shape {
-	uint32_t n_states;
-	uint32_t n_classes;
-	uint32_t dfa_start[SG_LAYERS_MAX];
-	uint8_t byte_class[256];
-};
-
-void sg_dfa_shape_of(const struct sg_compiled *dfa, struct sg_dfa_shape *out);
-/* Sets @config's n_classes, byte_class and each layer's dfa_start from @shape. */
-void sg_dfa_shape_apply(const struct sg_dfa_shape *shape, struct sg_config *config);
 
 /*
  * Adds to @h everything a program reads of @c but the values-hash key and

@@ -72,11 +72,6 @@ static const uint32_t needed[] = {
     __NR_close_range,
     __NR_wait4,
     __NR_getppid, /* a placer whose parent is gone already does not place */
-    /* the answer of the child building a DFA apart (hook/dfa_job.c), with a timeout */
-    __NR_ppoll,
-#ifdef __NR_poll
-    __NR_poll,
-#endif
     /*
      * A placer that did not place in time, before its slot is released. Any
      * process's pid would do; openat and write as root let a hijacked hook

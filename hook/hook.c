@@ -21,7 +21,6 @@
 #include "compose.h"
 #include "confine.h"
 #include "config.h"
-#include "dfa_job.h"
 #include "guard.h"
 #include "inputs.h"
 #include "learn.h"
@@ -252,10 +251,9 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 }
 
 /*
- * The system failed the hook before its policy was made, or while a child
- * built its DFA (dfa_job.h). A policy that does not compile is still the
- * user's error, on any kernel and whatever on_unsupported says: it is
- * reported instead.
+ * The system failed the hook before its policy was made. A policy that does
+ * not compile is still the user's error, on any kernel and whatever
+ * on_unsupported says: it is reported instead.
  */
 static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 {
@@ -264,8 +262,7 @@ static int input_error_first(struct hook_ctx *h, int r, struct sg_err *err)
 	if (err->status == SG_EXIT_INPUT)
 		return r;
 	if (h->policy_parsed)
-		return sg_dfa_job_input_error(h->src.compiled.dfa_job, err) ? -EINVAL : r;
-	h->src.dfa_apart = false; /* on the way out: the DFA is compiled here, for its errors */
+		return r;
 	int pr = make_policy(h, &policy_err);
 	/* Only the policy's own errors: a failed self-confinement keeps the first. */
 	if (pr == 0 || policy_err.status != SG_EXIT_INPUT)
@@ -328,7 +325,6 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	if (r < 0)
 		return r;
 	h->src.config = &h->config;
-	h->src.dfa_apart = true; /* a container waits for its hook */
 	h->src.sysctls = h->oci.sysctls;
 	h->src.n_sysctls = h->oci.n_sysctls;
 	r = read_annotation_policy(h, err);

@@ -118,13 +118,10 @@ int sg_pins_lock(bool exclusive);
  * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
  * together at every size would, "placer" starts no placer (placer.h),
- * so that the hook makes the outer-map updates itself, waits included, and
+ * so that the hook makes the outer-map updates itself, waits included,
  * "placer_stall" keeps the placer from placing for a second while the hook
  * waits 0.2 s for it, so that it is killed before its slot is released,
- * "dfa_apart" starts no child for a DFA built apart (dfa_job.h), so that
- * the hook builds it, "dfa_child" kills that child before it answers,
- * "dfa_stall" keeps it from answering for a second while the hook waits
- * 0.2 s, and "kill_after_storage" kills an attach once the cgroup's storage
+ * and "kill_after_storage" kills an attach once the cgroup's storage
  * names the new policy, before its meta does, as a runtime's timeout could. It
  * can only make the hook fail or slower, deny what a rewrite or clamp rule
  * would have changed, or parse again: it fails closed. Returns -EIO for a

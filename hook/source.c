@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dfa_job.h"
 #include "oci.h"
 #include "policy.h"
 #include "timing.h"
@@ -136,8 +135,7 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	sg_policy_free(&annotation);
 	sg_timing_mark("parse");
 	if (r == 0)
-		r = src->dfa_apart ? sg_compile_apart(&src->set, &src->compiled, err)
-				   : sg_compile(&src->set, &src->compiled, err);
+		r = sg_compile(&src->set, &src->compiled, err);
 	sg_timing_mark("compile");
 	if (r == 0)
 		sg_fit_to_kernel(&src->compiled, src->rewrite_works);
@@ -146,7 +144,6 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 
 void sg_source_free(struct sg_policy_source *src)
 {
-	sg_dfa_job_free(src->compiled.dfa_job);
 	sg_compiled_free(&src->compiled);
 	sg_policy_set_free(&src->set);
 	sg_profile_text_free(&src->annotation);

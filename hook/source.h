@@ -34,7 +34,6 @@ struct sg_policy_source {
 	size_t sysctl_text_len;
 	bool rewrite_works; /* the kernel probe's answer */
 	bool keep_text;	    /* make parses a copy: the inputs are digested after it */
-	bool dfa_apart;	    /* make may build the DFA in a child (sg_compile_apart) */
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
 };

@@ -20,7 +20,6 @@
 
 #include <bpf/bpf.h>
 
-#include "dfa_job.h"
 #include "eval.h"
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
@@ -414,8 +413,6 @@ struct maps_work {
 	struct policy_maps *m;
 	struct table_sizes sizes; /* each bucket count set by the thread that plans its table */
 	struct sg_hashed_tables hashed;
-	struct sg_dfa_shape dfa_shape; /* of a DFA built apart, once its table came */
-	bool dfa_came;
 	size_t next; /* the next index of make_order to take (atomic) */
 	int error;   /* 0 or the first negative errno (atomic) */
 };
@@ -466,21 +463,8 @@ static int make_filled(const struct sg_compiled *c, size_t pin, const struct tab
 	return fill_map(*fd, pin, c, hashed);
 }
 
-int sg_tables_make_dfa(const struct sg_compiled *c)
-{
-	int fd, r = make_filled(c, SG_TABLE_DFA, &(struct table_sizes){0}, NULL, &fd);
-	if (r < 0 && fd >= 0)
-		close(fd);
-	return r < 0 ? r : fd;
-}
-
 static int make_map(struct maps_work *w, size_t pin)
 {
-	if (pin == SG_TABLE_DFA && w->c->dfa_job) {
-		int r = sg_dfa_job_finish(w->c->dfa_job, &w->m->fds[pin], &w->dfa_shape);
-		w->dfa_came = r == 0;
-		return r;
-	}
 	int r = plan_table(w, pin);
 	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->hashed, &w->m->fds[pin]);
 }
@@ -563,8 +547,6 @@ static int end_maps(struct maps_making *mk, bool cancel)
 		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
 	mk->w.info->config.exact_homes = mk->w.hashed.exact.n_homes;
 	mk->w.info->config.value_homes = mk->w.hashed.values.n_homes;
-	if (mk->w.dfa_came)
-		sg_dfa_shape_apply(&mk->w.dfa_shape, &mk->w.info->config);
 	sg_hashed_tables_free(&mk->w.hashed);
 	return mk->w.error;
 }
@@ -945,27 +927,15 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 	struct sg_policy_info info;
 	char staging[PATH_MAX];
 	const size_t n_long = sg_long_names(c);
-	/*
-	 * Also beside a DFA built apart: its child is done about when the key
-	 * is (the bench's 10,000-rule policy: 2.7 ms of compiling from the end
-	 * of the parse), and the helper's maps are made meanwhile.
-	 */
 	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
 
 	memset(m.fds, -1, sizeof(m.fds));
 	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
 	policy_key(prog, c, out->key);
 	if (find_pinned(prog, out) == 0) {
-		/*
-		 * Of the same key, the DFA was built (and compiled) before: its
-		 * child stops, first, so that a helper waiting for it is not
-		 * kept waiting for the whole build.
-		 */
-		sg_dfa_job_stop(c->dfa_job);
 		if (large && r == 0)
 			end_maps(&mk, true);
 		close_maps(&m);
-		sg_dfa_job_cancel(c->dfa_job);
 		return 0;
 	}
 	if (!large)
@@ -990,9 +960,6 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 {
 	memset(out, 0, sizeof(*out));
 	int r = find_or_make(prog, c, placer, out);
-	/* A DFA built apart that could not be compiled: said as sg_compile says it. */
-	if (r < 0 && sg_dfa_job_input_error(c->dfa_job, err))
-		return -EINVAL;
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)
@@ -1010,17 +977,6 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "of its names or values hash alike under this seed; "
 			    "a new attempt draws a new one",
 			    out->key);
-		if (r == -EPIPE && c->dfa_job)
-			return sg_system_error(err, EPIPE,
-					       "the process building the DFA of policy %s died "
-					       "before it was done",
-					       out->key);
-		if (r == -ETIME)
-			return sg_system_error(err, ETIME,
-					       "the process building the DFA of policy %s did not "
-					       "finish in %d s: the node did not run it; try again "
-					       "when it is less busy",
-					       out->key, SG_DFA_JOB_TIMEOUT_S);
 		if (r == -ETIMEDOUT)
 			return sg_system_error(
 			    err, ETIMEDOUT,

@@ -57,14 +57,10 @@ void sg_tables_start_placer(struct sg_placer *placer);
  * Finds the tables of @compiled for program @prog, or makes, fills and pins
  * them and has @placer (sg_tables_start_placer) put them in the program's
  * outer maps. The caller holds the pins lock (shared) until the policy is in a
- * cgroup's storage. A DFA built apart (compiled->dfa_job) comes from its
- * child; a policy found made stops that child.
+ * cgroup's storage.
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
-
-/* The DFA's table of @c, made and filled (for dfa_job.c's child): its descriptor, or -errno. */
-int sg_tables_make_dfa(const struct sg_compiled *c);
 
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);

@@ -56,46 +56,25 @@ expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
 	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 "$SG" detach --cgroup "$CG" >/dev/null
 
-# A policy of many patterns has its DFA and the DFA's table made by a child
-# (dfa_job.c). The table failing there, or the child dying, fails the
-# attach with nothing left behind; the DFA decides in the kernel; built in
-# the process itself (no fork), it gives the same policy key.
+# A policy of many patterns: the DFA's table failing fails the attach with
+# nothing left behind; the DFA decides in the kernel.
 PATTERN_RULES=$(for i in $(seq 300); do printf '{ "name": "net.ipv6.conf.sgp%d*.mtu", "access": "none" },' "$i"; done)
 PATTERNS=$(policy patterns "{ \"version\": 1, \"default\": \"read-write\", \"rules\": [$PATTERN_RULES { \"name\": \"kernel.domainnam?\", \"access\": \"read\" }, $UNIQUE] }")
-for step in fill_dfa dfa_child; do
-	expect "$step fails in a policy of many patterns: exit status 2, said so" "2 yes" sh -c \
-		"out=\$(SYSCTL_GUARD_FAULT=$step \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error|building the DFA of policy [0-9a-f]* died' && echo yes)"
-	expect "$step fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
-	expect "$step fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
-done
-# Too complex (more than SG_MAX_DFA_STATES), found in the child: exit 1, as sg_compile says.
+expect "fill_dfa fails in a policy of many patterns: exit status 2, said so" "2 yes" sh -c \
+	"out=\$(SYSCTL_GUARD_FAULT=fill_dfa \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
+expect "fill_dfa fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
+expect "fill_dfa fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
+# Too complex (more than SG_MAX_DFA_STATES): exit 1, as sg_compile says.
 COMPLEX=$(policy complex "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"**.a$(printf '.*%.0s' $(seq 19))\", \"access\": \"none\" }] }")
 too_complex() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$COMPLEX" 2>&1 >/dev/null; echo "exit $?"; }
-expect "a DFA too complex, built apart: exit 1 and why" "sysctl-guard: $COMPLEX: policy too complex: the patterns need more than 262144 DFA states; use fewer '*'/'**' patterns
+expect "a DFA too complex: exit 1 and why" "sysctl-guard: $COMPLEX: policy too complex: the patterns need more than 262144 DFA states; use fewer '*'/'**' patterns
 exit 1" too_complex none
-expect "... the same as built in the process itself" "$(too_complex dfa_apart)" too_complex none
 expect "... nothing attached" "0" programs_on "$CG"
 expect "... and first, whatever fails after the compile (a cgroup that is not there)" "1
 1" bash -c \
 	"\"$SG\" attach --cgroup \"$CG/none\" --policy \"$COMPLEX\" 2>&1 | grep -c 'policy too complex'; echo \${PIPESTATUS[0]}"
-# A child that does not answer in time (dfa_stall: it sleeps a second, the
-# hook waits 0.2 s) is killed and reaped: nothing attached, no child left.
-children_of_attach() { # the attach's exit status, then how many of its processes are left
-	setsid sh -c "SYSCTL_GUARD_FAULT=dfa_stall \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" >/dev/null 2>\"$TMPDIR_TEST/stall.err\"; echo \$? >\"$TMPDIR_TEST/stall.rc\"" &
-	local sid=$!
-	wait "$sid"
-	echo "$(cat "$TMPDIR_TEST/stall.rc") $(ps -o stat= -s "$sid" | wc -l) $(grep -c 'did not finish in 20 s' "$TMPDIR_TEST/stall.err")"
-}
-expect "a child that does not answer in time: exit 2, said so, killed and reaped" "2 0 1" children_of_attach
-expect "... nothing attached" "0" programs_on "$CG"
-key_of_attach() { SYSCTL_GUARD_FAULT=$1 "$SG" attach --cgroup "$CG" --policy "$PATTERNS" | grep -o 'policy [0-9a-f]*'; }
-APART_KEY=$(key_of_attach none)
-expect "an attach of many patterns names its policy" "yes" sh -c "[ -n '$APART_KEY' ] && echo yes"
-expect "a DFA built apart decides in the kernel: its pattern denies, the default allows" "EPERM ok" sh -c \
-	"echo \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/hostname x)"
-"$SG" detach --cgroup "$CG" >/dev/null
-expect "the DFA built in the process itself gives the same policy key" "$APART_KEY" key_of_attach dfa_apart
-expect "... and decides the same" "EPERM" io "$CG" --uts write kernel/domainname x
+expect "a DFA of many patterns decides in the kernel: its pattern denies, the default allows" "EPERM ok" sh -c \
+	"\"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" >/dev/null && echo \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$CG\" --uts write kernel/hostname x)"
 "$SG" detach --cgroup "$CG" >/dev/null
 expect "and no staging left (guard, policy)" "0 0" staging_both
 
@@ -205,12 +184,12 @@ if can_valgrind "$VG_SG"; then
 	BIG_FRESH=$(big_policy big_fresh "{ \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }")
 	expect "memcheck: a large policy failing in a map thread is clean (exit 2)" "2" memcheck fill_dfa "$BIG_FRESH"
 	PAT_FRESH=$(policy pat_fresh "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"kernel.sg_memcheck_pat_$$\", \"access\": \"none\" }] }")
-	# failing first: made once, the policy is found by its key, and no child is asked
-	for step in dfa_child fill_dfa none; do
-		expect "a policy of many patterns, $step: no descriptor leaks (hook and child)" "0" leaked_fds "$step" "$PAT_FRESH"
+	# failing first: made once, the policy is found by its key
+	for step in fill_dfa none; do
+		expect "a policy of many patterns, $step: no descriptor leaks" "0" leaked_fds "$step" "$PAT_FRESH"
 	done
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
-	expect "memcheck: a policy of many patterns, its DFA built apart, is clean" "0" memcheck none "$PAT_FRESH"
+	expect "memcheck: a policy of many patterns is clean" "0" memcheck none "$PAT_FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
 finish

@@ -55,8 +55,8 @@ pins_for() {
 	"$SG" status --json 2>/dev/null | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin) if g["container_id"] == sys.argv[1]))' "$1"
 }
 
-# An inline policy of 300 patterns, its DFA built apart by a child of the hook
-# (hook/dfa_job.h), that lets the workload read kernel.domainname, not write it.
+# An inline policy of 300 patterns (a large DFA) that lets the workload read
+# kernel.domainname, not write it.
 MANY_PATTERNS=$(python3 -c 'import json
 rules = [{"name": "net.ipv6.conf.sgo%d*.mtu" % i, "access": "none"} for i in range(300)]
 rules.append({"name": "kernel.domainnam?", "access": "read"})

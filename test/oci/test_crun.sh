@@ -27,7 +27,7 @@ expect "crun: a guarded container reads and is denied a write" "Linux
 sh: write error: Operation not permitted
 write-denied" run_crun sg-crun-ro "$RO" "$PROBE_CMD"
 expect "crun: poststop removed the pins" "0" pins_for sg-crun-ro
-expect "crun: a policy of many patterns (its DFA built apart): read, write denied" "Linux
+expect "crun: a policy of many patterns (a large DFA): read, write denied" "Linux
 sh: write error: Operation not permitted
 write-denied" run_crun sg-crun-patterns "$MANY_PATTERNS" "$PROBE_CMD"
 expect "crun: no annotation, unguarded" "Linux

@@ -11,7 +11,7 @@ write-denied" run_container "sg-runc-$stage" "$stage" "$RO" "$PROBE_CMD"
 	expect "$stage: poststop removed the pins" "0" pins_for "sg-runc-$stage"
 done
 
-expect "a policy of many patterns (its DFA built apart): read, write denied" "Linux
+expect "a policy of many patterns (a large DFA): read, write denied" "Linux
 sh: write error: Operation not permitted
 write-denied" run_container sg-runc-patterns createRuntime "$MANY_PATTERNS" "$PROBE_CMD"
 

@@ -898,73 +898,6 @@ TEST(the_key_hashes_what_the_dfa_is_made_of)
 	CHECK(hash_of(names, NULL, NULL) != hash_of(names, NULL, "net/ipv4/conf/*/rp_fitler"));
 }
 
-static uint64_t key_of(const struct sg_compiled *c)
-{
-	static const uint64_t key[2] = {3, 4};
-	struct sg_siphash h;
-
-	sg_siphash_init(&h, key);
-	sg_compiled_hash(c, (const uint8_t *)"build", 5, &h);
-	return sg_siphash_final(&h);
-}
-
-/*
- * The DFA built apart (dfa_job.c): the rules part and the DFA part, the
- * shape applied, are what sg_compile makes, and the policy's key, taken
- * before the shape comes, is the key of the whole.
- */
-TEST(the_dfa_built_apart_is_the_whole)
-{
-	rng_state = 0x5eed;
-	for (int round = 0; round < 40; round++) {
-		struct sg_policy_set set = {.n_layers = 1 + rnd(SG_LAYERS_MAX)};
-		struct sg_compiled whole, rules, dfa;
-		struct sg_dfa_shape shape;
-		struct sg_err err = {0};
-
-		for (size_t l = 0; l < set.n_layers; l++)
-			random_policy(&set.layers[l], 1 + rnd(60), 2);
-		compile_ok(&set, &whole);
-		CHECK(sg_compile_rules(&set, &rules, &err) == 0);
-		CHECK(sg_compile_dfa(&set, &dfa, &err) == 0);
-		CHECK(rules.n_states == 0 && rules.transitions == NULL &&
-		      rules.config.n_classes == 0);
-		CHECK(key_of(&rules) == key_of(&whole));
-		sg_dfa_shape_of(&dfa, &shape);
-		CHECK(shape.n_states == whole.n_states);
-		sg_dfa_shape_apply(&shape, &rules.config);
-		CHECK(memcmp(&rules.config, &whole.config, sizeof(whole.config)) == 0);
-		CHECK(dfa.n_states == whole.n_states && dfa.wide == whole.wide);
-		CHECK(memcmp(dfa.accept, whole.accept, whole.n_states * sizeof(uint32_t)) == 0);
-		CHECK(memcmp(dfa.transitions, whole.transitions,
-			     (size_t)whole.n_states * whole.config.n_classes *
-				 (whole.wide ? sizeof(uint32_t) : sizeof(uint16_t))) == 0);
-		CHECK(rules.n_exact == whole.n_exact && rules.n_values == whole.n_values);
-		CHECK(memcmp(rules.rules, whole.rules,
-			     whole.config.n_rules * sizeof(*whole.rules)) == 0);
-		sg_compiled_free(&whole);
-		sg_compiled_free(&rules);
-		sg_compiled_free(&dfa);
-		free_set(&set);
-	}
-}
-
-/* Patterns are counted as far as asked: names with '*' or '?', dotted or slashed. */
-TEST(patterns_are_counted)
-{
-	struct sg_policy_set set = {.n_layers = 2};
-
-	add_rule(&set.layers[0], "net.ipv4.conf.*.rp_filter", SG_ACCESS_NONE);
-	add_rule(&set.layers[0], "kernel.hostname", SG_ACCESS_NONE);
-	add_rule(&set.layers[1], "net.ipv6.conf.eth?.mtu", SG_ACCESS_NONE);
-	add_rule(&set.layers[1], "net.**", SG_ACCESS_NONE);
-	free(set.layers[1].rules[1].pattern);
-	set.layers[1].rules[1].pattern = NULL; /* a rule the set has only dotted */
-	CHECK(sg_count_patterns(&set, 100) == 3);
-	CHECK(sg_count_patterns(&set, 2) == 2);
-	free_set(&set);
-}
-
 /* A pattern that some name lets win is not flagged; one that loses every name is. */
 TEST(patterns_that_never_win)
 {
@@ -992,4 +925,4 @@ RUN_TESTS(T(rule_entries), T(lookups), T(decisions_over_the_tables),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
-	  T(the_dfa_built_apart_is_the_whole), T(patterns_are_counted), T(patterns_that_never_win))
+	  T(patterns_that_never_win))
