@@ -13,6 +13,12 @@
 #define GRAIN 4096ul
 /* Free ranges remembered; more are left unused (coalescing keeps them few). */
 #define MAX_FREE 256
+/*
+ * Blocks asked for before the region goes to huge pages: a small run (no
+ * policy, a policy in use, a small one) takes its few blocks page by page,
+ * where one huge page would cost it 2 MiB of RSS and their zeroing.
+ */
+#define HUGE_AFTER (512ul << 10)
 
 /* Before each block: what the block spans, header included. */
 struct header {
@@ -28,6 +34,8 @@ static struct {
 	pthread_mutex_t lock;
 	bool tried;		     /* to map the region */
 	bool bare_fork;		     /* sg_bigmem_fork_bare is forking */
+	bool huge;		     /* the region above top is advised MADV_HUGEPAGE */
+	size_t asked;		     /* bytes of all blocks asked for (count_asked) */
 	char *base;		     /* NULL: no region */
 	size_t top;		     /* the first byte no block has reached yet */
 	size_t touched;		     /* the highest top: above it every byte is still zero */
@@ -46,20 +54,19 @@ static void unlock(void)
 }
 
 /*
- * After a fork, blocks start on a huge page of their own, in parent and
- * child alike: a page the two share since the fork is copied when either
- * writes to it, and a huge one is split first, then copied 4 KiB by 4 KiB,
- * a fault each (the hook forks its placer once it has read the policy's
- * text, and its DFA's builder once it has parsed it). The free ranges below
- * are dropped with it: all of them lie in shared pages.
+ * New blocks start on a huge page no block has touched yet; the free ranges
+ * below are dropped (fenced off). After a fork, in parent and child alike:
+ * a page the two share since is copied when either writes to it, and a huge
+ * one is split first, then copied 4 KiB by 4 KiB, a fault each. And when
+ * the region goes to huge pages: a range that has small pages keeps them.
+ * Above touched, not top: freed blocks at the top were touched too.
  */
 static void fence(void)
 {
-	bm.top = (bm.top + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	bm.top = (bm.touched + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	if (bm.top > REGION_BYTES)
 		bm.top = REGION_BYTES;
-	if (bm.top > bm.touched)
-		bm.touched = bm.top;
+	bm.touched = bm.top;
 	bm.n_free = 0;
 }
 
@@ -70,11 +77,18 @@ static void after_fork_in_parent(void)
 	unlock();
 }
 
+/* The state of a process that never had a region: the child of a bare fork. */
+static void forget_region(void)
+{
+	bm.base = NULL;
+	bm.tried = bm.huge = false;
+	bm.asked = bm.top = bm.touched = bm.n_free = 0;
+}
+
 static void after_fork_in_child(void)
 {
-	if (bm.bare_fork) /* the region is not there: the child maps one of its own if it needs it
-			   */
-		bm.base = NULL, bm.tried = false, bm.top = bm.touched = 0, bm.n_free = 0;
+	if (bm.bare_fork) /* the region is not there: it maps one of its own if it needs one */
+		forget_region();
 	else
 		fence();
 	bm.bare_fork = false;
@@ -92,9 +106,22 @@ static void map_region(void)
 	if (base > p)
 		munmap(p, (size_t)(base - p));
 	munmap(base + REGION_BYTES, (size_t)(p + HUGE_PAGE - base));
-	/* Fails where the kernel has no THP: the region then serves page by page. */
-	(void)madvise(base, REGION_BYTES, MADV_HUGEPAGE);
 	bm.base = base;
+}
+
+/*
+ * Once HUGE_AFTER has been asked for, huge pages from the next 2 MiB on
+ * (those of the range below keep the small pages they have). Fails where
+ * the kernel has no THP: the region then serves page by page. Locked.
+ */
+static void count_asked(size_t span)
+{
+	bm.asked += span;
+	if (bm.huge || bm.asked < HUGE_AFTER)
+		return;
+	bm.huge = true;
+	fence();
+	(void)madvise(bm.base + bm.top, REGION_BYTES - bm.top, MADV_HUGEPAGE);
 }
 
 /* Whether there is a region, mapped at the first call. Locked. */
@@ -167,6 +194,8 @@ static void give_back(size_t off, size_t len)
 static size_t take(size_t span)
 {
 	size_t best = SIZE_MAX;
+
+	count_asked(span);
 
 	for (size_t i = 0; i < bm.n_free; i++)
 		if (bm.free[i].len >= span &&
@@ -250,6 +279,7 @@ static bool grow_in_place(size_t off, size_t span, size_t want)
 {
 	size_t end = off + span, more = want - span;
 
+	count_asked(more);
 	if (end == bm.top) {
 		if (more > REGION_BYTES - bm.top)
 			return false;

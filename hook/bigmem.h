@@ -8,11 +8,15 @@
  * page by page: 16 ms; the same in 2 MiB pages: 0.4 ms), and a new
  * 10,000-rule policy's hook touched about 2,000 of them: a fault handler
  * took 28% of its CPU time, and the unmapping of blocks malloc gives back
- * another 6%. Blocks come from the region's free range that fits
- * best (the lowest among equals), so a run's large data shares few huge
- * pages, and what is freed is kept
- * for the next block instead of going back to the system (the hook is a
- * short process).
+ * another 6%. Blocks come from the region's free range that fits best (the
+ * lowest among equals), so a run's large data shares few huge pages, and
+ * what is freed is kept for the next block instead of going back to the
+ * system (the hook is a short process).
+ *
+ * A process that has asked for less than 512 KiB in all keeps small pages
+ * (no policy, a policy in use, a small one: a huge page would cost them
+ * 2 MiB of RSS and its zeroing); past that the region goes to huge pages
+ * from the next 2 MiB on.
  *
  * Where huge pages are off (transparent_hugepage=never) the region still
  * serves, page by page, as malloc would. A block that does not fit (the

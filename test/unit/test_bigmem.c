@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,44 @@ static int all(const unsigned char *p, size_t n, unsigned char byte)
 		if (p[i] != byte)
 			return 0;
 	return 1;
+}
+
+static uintptr_t huge_page_of(const void *p)
+{
+	return (uintptr_t)p / HUGE_PAGE;
+}
+
+/* Whether the mapping that holds @p is advised MADV_HUGEPAGE ("hg" in its VmFlags). */
+static int advised_huge(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, huge = -1;
+	uintptr_t lo, hi;
+
+	while (f && huge < 0 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0)
+			huge = strstr(line, " hg") != NULL;
+	}
+	if (f)
+		fclose(f);
+	return huge;
+}
+
+/* Run first: a process that asks for little keeps small pages, one that asks for more gets huge
+ * ones. */
+TEST(huge_pages_once_half_a_mebibyte_is_asked_for)
+{
+	char *small = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	CHECK(advised_huge(small) == 0);
+	char *large = sg_bigmem_alloc(1 << 20);
+	CHECK(advised_huge(large) == 1);
+	CHECK(advised_huge(small) == 0);		  /* its pages stay small */
+	CHECK(huge_page_of(large) > huge_page_of(small)); /* on a huge page of its own */
+	sg_bigmem_free(large);
+	sg_bigmem_free(small);
 }
 
 TEST(blocks_are_the_regions_aligned_and_hold_what_was_asked)
@@ -141,25 +180,26 @@ TEST(two_threads_share_the_region)
 	CHECK(ra == NULL && rb == NULL);
 }
 
-static uintptr_t huge_page_of(const void *p)
-{
-	return (uintptr_t)p / HUGE_PAGE;
-}
-
 /* After a fork, new blocks start on a huge page no process shares. */
 TEST(after_a_fork_blocks_start_on_a_fresh_huge_page)
 {
 	char *before = sg_bigmem_alloc(SG_BIGMEM_MIN);
+	/* freed, at the top, across a huge page's end: its pages are shared all the same */
+	char *freed = sg_bigmem_alloc(3 << 20);
+	memset(freed, 1, 3 << 20);
+	char *freed_end = freed + (3 << 20);
+	sg_bigmem_free(freed);
 	pid_t pid = fork();
 	if (pid == 0) {
 		char *in_child = sg_bigmem_alloc(SG_BIGMEM_MIN);
-		_exit(in_child && huge_page_of(in_child) > huge_page_of(before) ? 0 : 1);
+		_exit(in_child && in_child >= freed_end ? 0 : 1);
 	}
 	int status = -1;
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	char *after = sg_bigmem_alloc(SG_BIGMEM_MIN);
 	CHECK(after && huge_page_of(after) > huge_page_of(before));
+	CHECK(after >= freed_end);
 	sg_bigmem_free(after);
 	sg_bigmem_free(before);
 }
@@ -197,15 +237,15 @@ TEST(a_bare_forks_child_has_a_region_of_its_own)
 			sg_bigmem_free(spacer[i]);
 }
 
-RUN_TESTS({"blocks_are_the_regions_aligned_and_hold_what_was_asked",
-	   blocks_are_the_regions_aligned_and_hold_what_was_asked},
-	  {"a_freed_block_is_reused_and_calloc_zeroes_it",
-	   a_freed_block_is_reused_and_calloc_zeroes_it},
-	  {"realloc_keeps_contents_in_place_or_moved", realloc_keeps_contents_in_place_or_moved},
-	  {"random_blocks_keep_their_contents_and_never_overlap",
-	   random_blocks_keep_their_contents_and_never_overlap},
-	  {"two_threads_share_the_region", two_threads_share_the_region},
-	  {"after_a_fork_blocks_start_on_a_fresh_huge_page",
-	   after_a_fork_blocks_start_on_a_fresh_huge_page},
-	  {"a_bare_forks_child_has_a_region_of_its_own",
-	   a_bare_forks_child_has_a_region_of_its_own})
+RUN_TESTS(
+    {"huge_pages_once_half_a_mebibyte_is_asked_for", huge_pages_once_half_a_mebibyte_is_asked_for},
+    {"blocks_are_the_regions_aligned_and_hold_what_was_asked",
+     blocks_are_the_regions_aligned_and_hold_what_was_asked},
+    {"a_freed_block_is_reused_and_calloc_zeroes_it", a_freed_block_is_reused_and_calloc_zeroes_it},
+    {"realloc_keeps_contents_in_place_or_moved", realloc_keeps_contents_in_place_or_moved},
+    {"random_blocks_keep_their_contents_and_never_overlap",
+     random_blocks_keep_their_contents_and_never_overlap},
+    {"two_threads_share_the_region", two_threads_share_the_region},
+    {"after_a_fork_blocks_start_on_a_fresh_huge_page",
+     after_a_fork_blocks_start_on_a_fresh_huge_page},
+    {"a_bare_forks_child_has_a_region_of_its_own", a_bare_forks_child_has_a_region_of_its_own})
