@@ -8,7 +8,9 @@
  * aligned_alloc and posix_memalign stays libc's, and free tells the two
  * apart by address.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "bigmem.h"
@@ -33,6 +35,10 @@ void *__wrap_malloc(size_t size)
 
 void *__wrap_calloc(size_t n, size_t size)
 {
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	void *p = size && n >= SG_BIGMEM_MIN / size ? sg_bigmem_calloc(n, size) : NULL;
 	return p ? p : __real_calloc(n, size);
 }

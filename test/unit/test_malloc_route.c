@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * hook/malloc_route.c, linked as the static binary links it (-Wl,--wrap,
+ * test/meson.build): every malloc, calloc, realloc and free of this test
+ * goes through it, large blocks to bigmem, small ones to libc.
+ */
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bigmem.h"
+#include "test.h"
+
+/* Whether @n bytes at @p all hold @byte. */
+static int all(const unsigned char *p, size_t n, unsigned char byte)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != byte)
+			return 0;
+	return 1;
+}
+
+TEST(large_blocks_are_bigmems_small_ones_libcs)
+{
+	char *small = malloc(100);
+	char *large = malloc(SG_BIGMEM_MIN);
+	memset(small, 1, 100);
+	CHECK(small && !sg_bigmem_owns(small));
+	CHECK(large && sg_bigmem_owns(large));
+	CHECK(malloc_usable_size(large) >= SG_BIGMEM_MIN);
+	CHECK(malloc_usable_size(small) >= 100);
+	free(small);
+	free(large);
+	free(NULL);
+}
+
+TEST(calloc_zeroes_and_refuses_overflow)
+{
+	unsigned char *p = malloc(1 << 20);
+	memset(p, 0xee, 1 << 20);
+	free(p); /* kept by bigmem: the next block may be these pages */
+	unsigned char *z = calloc(1 << 10, 1 << 10);
+	CHECK(z && sg_bigmem_owns(z) && all(z, 1 << 20, 0));
+	free(z);
+	volatile size_t too_many = SIZE_MAX / 2; /* hidden from the compiler's check */
+	CHECK(calloc(too_many, 4) == NULL);
+	unsigned char *s = calloc(10, 10);
+	CHECK(s && !sg_bigmem_owns(s) && all(s, 100, 0));
+	free(s);
+}
+
+/* A block growing past the threshold moves to bigmem, one shrinking under it back. */
+TEST(realloc_moves_between_the_two_with_the_contents)
+{
+	unsigned char *p = malloc(1000);
+	memset(p, 7, 1000);
+	p = realloc(p, 3 << 20);
+	CHECK(p && sg_bigmem_owns(p) && all(p, 1000, 7));
+	memset(p, 8, 3 << 20);
+	p = realloc(p, 5 << 20);
+	CHECK(p && sg_bigmem_owns(p) && all(p, 3 << 20, 8));
+	p = realloc(p, 500);
+	CHECK(p && !sg_bigmem_owns(p) && all(p, 500, 8));
+	p = realloc(p, 0); /* libc's: a block to free, or NULL */
+	free(p);
+	unsigned char *q = realloc(NULL, SG_BIGMEM_MIN);
+	CHECK(q && sg_bigmem_owns(q));
+	free(q);
+}
+
+/* A block libc made for itself (strdup's) is freed by whichever allocator made it. */
+TEST(blocks_libc_makes_are_freed_by_their_maker)
+{
+	static char big[SG_BIGMEM_MIN + 10];
+	memset(big, 'x', sizeof(big) - 1);
+	char *copy = strdup(big); /* routed where libc is linked in, libc's own elsewhere */
+	CHECK(copy && strcmp(copy, big) == 0);
+	free(copy);
+}
+
+RUN_TESTS({"large_blocks_are_bigmems_small_ones_libcs", large_blocks_are_bigmems_small_ones_libcs},
+	  {"calloc_zeroes_and_refuses_overflow", calloc_zeroes_and_refuses_overflow},
+	  {"realloc_moves_between_the_two_with_the_contents",
+	   realloc_moves_between_the_two_with_the_contents},
+	  {"blocks_libc_makes_are_freed_by_their_maker",
+	   blocks_libc_makes_are_freed_by_their_maker})
