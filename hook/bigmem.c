@@ -185,6 +185,26 @@ static void give_back(size_t off, size_t len)
 	bm.n_free++;
 }
 
+/* Takes @n bytes from the start of free range @i, which has them. Locked. */
+static void carve(size_t i, size_t n)
+{
+	bm.free[i].off += n;
+	bm.free[i].len -= n;
+	if (bm.free[i].len == 0)
+		remove_free(i);
+}
+
+/* Moves top up by @n bytes, if the region has them. Locked. */
+static bool raise_top(size_t n)
+{
+	if (n > REGION_BYTES - bm.top)
+		return false;
+	bm.top += n;
+	if (bm.top > bm.touched)
+		bm.touched = bm.top;
+	return true;
+}
+
 /*
  * The offset of @span free bytes, or SIZE_MAX. Locked. Best fit, lowest
  * first among equals: small blocks fill small holes, and a large hole stays
@@ -201,20 +221,11 @@ static size_t take(size_t span)
 		if (bm.free[i].len >= span &&
 		    (best == SIZE_MAX || bm.free[i].len < bm.free[best].len))
 			best = i;
-	if (best != SIZE_MAX) {
-		size_t off = bm.free[best].off;
-		bm.free[best].off += span;
-		bm.free[best].len -= span;
-		if (bm.free[best].len == 0)
-			remove_free(best);
-		return off;
-	}
-	if (span > REGION_BYTES - bm.top)
+	size_t off = best != SIZE_MAX ? bm.free[best].off : bm.top;
+	if (best != SIZE_MAX)
+		carve(best, span);
+	else if (!raise_top(span))
 		return SIZE_MAX;
-	size_t off = bm.top;
-	bm.top += span;
-	if (bm.top > bm.touched)
-		bm.touched = bm.top;
 	return off;
 }
 
@@ -280,21 +291,12 @@ static bool grow_in_place(size_t off, size_t span, size_t want)
 	size_t end = off + span, more = want - span;
 
 	count_asked(more);
-	if (end == bm.top) {
-		if (more > REGION_BYTES - bm.top)
-			return false;
-		bm.top += more;
-		if (bm.top > bm.touched)
-			bm.touched = bm.top;
-		return true;
-	}
+	if (end == bm.top)
+		return raise_top(more);
 	for (size_t i = 0; i < bm.n_free && bm.free[i].off <= end; i++) {
 		if (bm.free[i].off != end || bm.free[i].len < more)
 			continue;
-		bm.free[i].off += more;
-		bm.free[i].len -= more;
-		if (bm.free[i].len == 0)
-			remove_free(i);
+		carve(i, more);
 		return true;
 	}
 	return false;

@@ -53,6 +53,15 @@ extern int sg_test_failures;
 
 #define TEST(fn_name) static void fn_name(void)
 
+/* Whether the @n bytes at @p all hold @byte. */
+static inline int all_bytes(const unsigned char *p, size_t n, unsigned char byte)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != byte)
+			return 0;
+	return 1;
+}
+
 #define RUN_TESTS(...)                                                                             \
 	int sg_test_failures;                                                                      \
 	int main(void)                                                                             \

@@ -13,15 +13,6 @@
 
 #define HUGE_PAGE (2u << 20)
 
-/* Whether @n bytes at @p all hold @byte. */
-static int all(const unsigned char *p, size_t n, unsigned char byte)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != byte)
-			return 0;
-	return 1;
-}
-
 static uintptr_t huge_page_of(const void *p)
 {
 	return (uintptr_t)p / HUGE_PAGE;
@@ -83,7 +74,7 @@ TEST(a_freed_block_is_reused_and_calloc_zeroes_it)
 	sg_bigmem_free(p);
 	char *q = sg_bigmem_calloc(1 << 10, 1 << 10);
 	CHECK(q == p); /* the lowest free range: the same pages, touched already */
-	CHECK(all((unsigned char *)q, 1 << 20, 0));
+	CHECK(all_bytes((unsigned char *)q, 1 << 20, 0));
 	sg_bigmem_free(q);
 	CHECK(sg_bigmem_calloc(SIZE_MAX / 2, 4) == NULL); /* overflow */
 	CHECK(sg_bigmem_alloc(SIZE_MAX - 8) == NULL);
@@ -96,15 +87,15 @@ TEST(realloc_keeps_contents_in_place_or_moved)
 	memset(p, 3, 70000);
 	char *grown = sg_bigmem_realloc(p, 5 << 20); /* at the top: grows in place */
 	CHECK(grown == p);
-	CHECK(all((unsigned char *)grown, 70000, 3));
+	CHECK(all_bytes((unsigned char *)grown, 70000, 3));
 	char *blocker = sg_bigmem_alloc(70000); /* now p cannot grow in place */
 	memset(grown, 4, 5 << 20);
 	char *moved = sg_bigmem_realloc(grown, 9 << 20);
 	CHECK(moved != NULL && moved != grown);
-	CHECK(all((unsigned char *)moved, 5 << 20, 4));
+	CHECK(all_bytes((unsigned char *)moved, 5 << 20, 4));
 	CHECK(sg_bigmem_realloc(moved, 100) == moved);	     /* shrinking keeps the block */
 	CHECK(sg_bigmem_realloc(moved, 512u << 20) == NULL); /* no room: unchanged */
-	CHECK(all((unsigned char *)moved, 5 << 20, 4));
+	CHECK(all_bytes((unsigned char *)moved, 5 << 20, 4));
 	sg_bigmem_free(moved);
 	sg_bigmem_free(blocker);
 }
@@ -124,7 +115,7 @@ TEST(random_blocks_keep_their_contents_and_never_overlap)
 		int i = (int)(rand_r(&seed) % N);
 		size_t want = SG_BIGMEM_MIN / 2 + rand_r(&seed) % (600u << 10);
 		if (block[i]) {
-			CHECK(all(block[i], size[i], (unsigned char)i));
+			CHECK(all_bytes(block[i], size[i], (unsigned char)i));
 			if (rand_r(&seed) % 2) {
 				sg_bigmem_free(block[i]);
 				block[i] = NULL;
@@ -152,7 +143,7 @@ TEST(random_blocks_keep_their_contents_and_never_overlap)
 	for (int i = 0; i < N; i++) {
 		if (!block[i])
 			continue;
-		CHECK(all(block[i], size[i], (unsigned char)i));
+		CHECK(all_bytes(block[i], size[i], (unsigned char)i));
 		sg_bigmem_free(block[i]);
 	}
 }
@@ -165,7 +156,7 @@ static void *churn(void *arg)
 		if (!p)
 			return (void *)1;
 		memset(p, byte, SG_BIGMEM_MIN);
-		if (!all(p, SG_BIGMEM_MIN, byte))
+		if (!all_bytes(p, SG_BIGMEM_MIN, byte))
 			return (void *)1;
 		sg_bigmem_free(p);
 	}
@@ -232,7 +223,7 @@ TEST(a_bare_forks_child_has_a_region_of_its_own)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	char *after = sg_bigmem_alloc(SG_BIGMEM_MIN);
 	CHECK(after == probe); /* no fence: where it went before the fork */
-	CHECK(all((unsigned char *)before, SG_BIGMEM_MIN, 5));
+	CHECK(all_bytes((unsigned char *)before, SG_BIGMEM_MIN, 5));
 	sg_bigmem_free(after);
 	sg_bigmem_free(before);
 	for (int i = 0; i < 4; i++)

@@ -12,15 +12,6 @@
 #include "bigmem.h"
 #include "test.h"
 
-/* Whether @n bytes at @p all hold @byte. */
-static int all(const unsigned char *p, size_t n, unsigned char byte)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != byte)
-			return 0;
-	return 1;
-}
-
 TEST(large_blocks_are_bigmems_small_ones_libcs)
 {
 	char *small = malloc(100);
@@ -41,12 +32,12 @@ TEST(calloc_zeroes_and_refuses_overflow)
 	memset(p, 0xee, 1 << 20);
 	free(p); /* kept by bigmem: the next block may be these pages */
 	unsigned char *z = calloc(1 << 10, 1 << 10);
-	CHECK(z && sg_bigmem_owns(z) && all(z, 1 << 20, 0));
+	CHECK(z && sg_bigmem_owns(z) && all_bytes(z, 1 << 20, 0));
 	free(z);
 	volatile size_t too_many = SIZE_MAX / 2; /* hidden from the compiler's check */
 	CHECK(calloc(too_many, 4) == NULL);
 	unsigned char *s = calloc(10, 10);
-	CHECK(s && !sg_bigmem_owns(s) && all(s, 100, 0));
+	CHECK(s && !sg_bigmem_owns(s) && all_bytes(s, 100, 0));
 	free(s);
 }
 
@@ -56,12 +47,12 @@ TEST(realloc_moves_between_the_two_with_the_contents)
 	unsigned char *p = malloc(1000);
 	memset(p, 7, 1000);
 	p = realloc(p, 3 << 20);
-	CHECK(p && sg_bigmem_owns(p) && all(p, 1000, 7));
+	CHECK(p && sg_bigmem_owns(p) && all_bytes(p, 1000, 7));
 	memset(p, 8, 3 << 20);
 	p = realloc(p, 5 << 20);
-	CHECK(p && sg_bigmem_owns(p) && all(p, 3 << 20, 8));
+	CHECK(p && sg_bigmem_owns(p) && all_bytes(p, 3 << 20, 8));
 	p = realloc(p, 500);
-	CHECK(p && !sg_bigmem_owns(p) && all(p, 500, 8));
+	CHECK(p && !sg_bigmem_owns(p) && all_bytes(p, 500, 8));
 	p = realloc(p, 0); /* libc's: a block to free, or NULL */
 	free(p);
 	unsigned char *q = realloc(NULL, SG_BIGMEM_MIN);
