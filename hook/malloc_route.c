@@ -2,10 +2,11 @@
 /*
  * The static binary's malloc, calloc, realloc, free and malloc_usable_size:
  * blocks of SG_BIGMEM_MIN and up come from bigmem.c (huge pages), smaller
- * ones from libc. The linker sends every call of the binary, libraries and
+ * ones from smallmem.c (kept, never unmapped), and libc's malloc takes what
+ * either refuses. The linker sends every call of the binary, libraries and
  * libc's own included, here (meson.build: -Wl,--wrap=malloc,...), so that a
  * block is always freed by the allocator that made it. Memory from
- * aligned_alloc and posix_memalign stays libc's, and free tells the two
+ * aligned_alloc and posix_memalign stays libc's, and free tells the three
  * apart by address.
  */
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "bigmem.h"
+#include "smallmem.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -29,7 +31,7 @@ size_t __wrap_malloc_usable_size(void *p);
 
 void *__wrap_malloc(size_t size)
 {
-	void *p = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : NULL;
+	void *p = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
 	return p ? p : __real_malloc(size);
 }
 
@@ -39,21 +41,30 @@ void *__wrap_calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = size && n >= SG_BIGMEM_MIN / size ? sg_bigmem_calloc(n, size) : NULL;
-	return p ? p : __real_calloc(n, size);
+	if (size && n >= SG_BIGMEM_MIN / size) {
+		void *p = sg_bigmem_calloc(n, size);
+		return p ? p : __real_calloc(n, size);
+	}
+	/* A small block may be one given back: it is cleared here. */
+	void *p = sg_smallmem_alloc(n * size);
+	return p ? memset(p, 0, n * size) : __real_calloc(n, size);
 }
 
 void __wrap_free(void *p)
 {
 	if (sg_bigmem_owns(p))
 		sg_bigmem_free(p);
+	else if (sg_smallmem_owns(p))
+		sg_smallmem_free(p);
 	else
 		__real_free(p);
 }
 
 size_t __wrap_malloc_usable_size(void *p)
 {
-	return sg_bigmem_owns(p) ? sg_bigmem_usable(p) : __real_malloc_usable_size(p);
+	if (sg_bigmem_owns(p))
+		return sg_bigmem_usable(p);
+	return sg_smallmem_owns(p) ? sg_smallmem_usable(p) : __real_malloc_usable_size(p);
 }
 
 /* Moves @p's contents (@old bytes of them) to a block of @size from the other allocator. */
@@ -72,9 +83,13 @@ void *__wrap_realloc(void *p, size_t size)
 		return __wrap_malloc(size);
 	if (sg_bigmem_owns(p)) {
 		void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_realloc(p, size) : NULL;
-		return q ? q : move(p, sg_bigmem_usable(p), size, __real_malloc(size));
+		return q ? q : move(p, sg_bigmem_usable(p), size, __wrap_malloc(size));
 	}
-	/* A block outgrowing libc's share: it moves once, and grows from then on in place. */
-	void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : NULL;
-	return q ? move(p, __real_malloc_usable_size(p), size, q) : __real_realloc(p, size);
+	if (sg_smallmem_owns(p)) {
+		size_t usable = sg_smallmem_usable(p);
+		return size <= usable ? p : move(p, usable, size, __wrap_malloc(size));
+	}
+	/* libc's blocks (neither region had room) move to the regions when they can. */
+	void *q = __wrap_malloc(size);
+	return q ? move(p, __real_malloc_usable_size(p), size, q) : NULL;
 }

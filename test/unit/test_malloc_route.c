@@ -2,7 +2,7 @@
 /*
  * hook/malloc_route.c, linked as the static binary links it (-Wl,--wrap,
  * test/meson.build): every malloc, calloc, realloc and free of this test
- * goes through it, large blocks to bigmem, small ones to libc.
+ * goes through it, large blocks to bigmem, small ones to smallmem.
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -10,14 +10,15 @@
 #include <string.h>
 
 #include "bigmem.h"
+#include "smallmem.h"
 #include "test.h"
 
-TEST(large_blocks_are_bigmems_small_ones_libcs)
+TEST(large_blocks_are_bigmems_small_ones_smallmems)
 {
 	char *small = malloc(100);
 	char *large = malloc(SG_BIGMEM_MIN);
 	memset(small, 1, 100);
-	CHECK(small && !sg_bigmem_owns(small));
+	CHECK(small && sg_smallmem_owns(small) && !sg_bigmem_owns(small));
 	CHECK(large && sg_bigmem_owns(large));
 	CHECK(malloc_usable_size(large) >= SG_BIGMEM_MIN);
 	CHECK(malloc_usable_size(small) >= 100);
@@ -36,8 +37,11 @@ TEST(calloc_zeroes_and_refuses_overflow)
 	free(z);
 	volatile size_t too_many = SIZE_MAX / 2; /* hidden from the compiler's check */
 	CHECK(calloc(too_many, 4) == NULL);
-	unsigned char *s = calloc(10, 10);
-	CHECK(s && !sg_bigmem_owns(s) && all_bytes(s, 100, 0));
+	unsigned char *s = malloc(100);
+	memset(s, 0xee, 100);
+	free(s); /* the next small block of its class is this one */
+	s = calloc(10, 10);
+	CHECK(s && sg_smallmem_owns(s) && all_bytes(s, 100, 0));
 	free(s);
 }
 
@@ -52,8 +56,13 @@ TEST(realloc_moves_between_the_two_with_the_contents)
 	p = realloc(p, 5 << 20);
 	CHECK(p && sg_bigmem_owns(p) && all_bytes(p, 3 << 20, 8));
 	p = realloc(p, 500);
-	CHECK(p && !sg_bigmem_owns(p) && all_bytes(p, 500, 8));
-	p = realloc(p, 0); /* libc's: a block to free, or NULL */
+	CHECK(p && sg_smallmem_owns(p) && all_bytes(p, 500, 8));
+	uintptr_t before = (uintptr_t)p;
+	p = realloc(p, 510); /* within its class: stays */
+	CHECK(p && (uintptr_t)p == before && all_bytes(p, 500, 8));
+	p = realloc(p, 5000);
+	CHECK(p && sg_smallmem_owns(p) && all_bytes(p, 500, 8));
+	p = realloc(p, 0); /* a block to free, or NULL */
 	free(p);
 	unsigned char *q = realloc(NULL, SG_BIGMEM_MIN);
 	CHECK(q && sg_bigmem_owns(q));
@@ -70,7 +79,8 @@ TEST(blocks_libc_makes_are_freed_by_their_maker)
 	free(copy);
 }
 
-RUN_TESTS({"large_blocks_are_bigmems_small_ones_libcs", large_blocks_are_bigmems_small_ones_libcs},
+RUN_TESTS({"large_blocks_are_bigmems_small_ones_smallmems",
+	   large_blocks_are_bigmems_small_ones_smallmems},
 	  {"calloc_zeroes_and_refuses_overflow", calloc_zeroes_and_refuses_overflow},
 	  {"realloc_moves_between_the_two_with_the_contents",
 	   realloc_moves_between_the_two_with_the_contents},

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "smallmem.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "bigmem.h" /* SG_BIGMEM_MIN: the largest class */
+
+#define REGION_BYTES (64ul << 20)
+/* The region is cut into units; each unit belongs to one class (unit_class). */
+#define UNIT_SHIFT 16
+#define UNIT_BYTES (1ul << UNIT_SHIFT)
+#define N_UNITS	   (REGION_BYTES >> UNIT_SHIFT)
+/* A class takes this many blocks' room at a time (at least a unit). */
+#define BLOCKS_PER_SPAN 4
+
+/*
+ * Classes: 16 to 256 bytes in steps of 16, then four per doubling up to
+ * SG_BIGMEM_MIN (320, 384, 448, 512, 640, ...): a block wastes at most a
+ * fifth of itself.
+ */
+#define N_FINE	   16
+#define N_CLASSES  (N_FINE + 4 * 8)
+#define FINE_LIMIT 256
+
+_Static_assert(FINE_LIMIT << 8 == SG_BIGMEM_MIN, "the classes end at bigmem's first block");
+
+struct free_block {
+	struct free_block *next;
+};
+
+struct class_state {
+	struct free_block *free; /* blocks given back, last first */
+	char *next, *end;	 /* the rest of the class's current span */
+};
+
+/* The region's life: mapped at the first call, never unmapped. */
+enum region_state { UNTRIED, MAPPING, READY, NONE };
+
+static struct {
+	_Atomic int state; /* enum region_state */
+	char *base;	   /* set before state turns READY */
+	pthread_mutex_t lock;
+	size_t top; /* units taken by classes */
+	struct class_state class[N_CLASSES];
+	uint8_t unit_class[N_UNITS];
+} sm = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void lock(void)
+{
+	pthread_mutex_lock(&sm.lock);
+}
+
+static void unlock(void)
+{
+	pthread_mutex_unlock(&sm.lock);
+}
+
+static size_t class_size(unsigned c)
+{
+	if (c < N_FINE)
+		return 16 * (c + 1);
+	unsigned step = c - N_FINE; /* 0: 320 */
+	size_t base = (size_t)FINE_LIMIT << (step / 4);
+	return base + (base / 4) * (step % 4 + 1);
+}
+
+static unsigned class_of(size_t size)
+{
+	if (size <= FINE_LIMIT)
+		return size ? (unsigned)((size - 1) / 16) : 0;
+	unsigned c = N_FINE + 4 * (unsigned)(63 - __builtin_clzl((size - 1) / FINE_LIMIT));
+	while (class_size(c) < size)
+		c++;
+	return c;
+}
+
+/*
+ * Address space only: pages come as blocks first touch them, small ones (no
+ * THP). Unlocked: pthread_atfork mallocs, and its block (like any asked for
+ * while another thread maps) comes from libc, as state is not READY yet.
+ */
+static void map_region(void)
+{
+	void *p = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		sm.state = NONE;
+		return;
+	}
+	(void)madvise(p, REGION_BYTES, MADV_NOHUGEPAGE);
+	/* Without the handlers a fork could copy the lock held: no region then. */
+	if (pthread_atfork(lock, unlock, unlock) != 0) {
+		munmap(p, REGION_BYTES);
+		sm.state = NONE;
+		return;
+	}
+	sm.base = p;
+	sm.state = READY;
+}
+
+static bool ready(void)
+{
+	int untried = UNTRIED;
+	if (atomic_compare_exchange_strong(&sm.state, &untried, MAPPING))
+		map_region();
+	return sm.state == READY;
+}
+
+/* A new span for class @c, from the region's untaken units. Locked. */
+static bool new_span(unsigned c)
+{
+	size_t bytes = class_size(c) * BLOCKS_PER_SPAN;
+	size_t units = (bytes + UNIT_BYTES - 1) >> UNIT_SHIFT;
+	if (units > N_UNITS - sm.top)
+		return false;
+	for (size_t i = 0; i < units; i++)
+		sm.unit_class[sm.top + i] = (uint8_t)c;
+	struct class_state *cs = &sm.class[c];
+	cs->next = sm.base + (sm.top << UNIT_SHIFT);
+	cs->end = cs->next + (units << UNIT_SHIFT);
+	sm.top += units;
+	return true;
+}
+
+static void *take(unsigned c)
+{
+	struct class_state *cs = &sm.class[c];
+	if (cs->free) {
+		struct free_block *b = cs->free;
+		cs->free = b->next;
+		return b;
+	}
+	size_t size = class_size(c);
+	if ((size_t)(cs->end - cs->next) < size && !new_span(c))
+		return NULL;
+	void *p = cs->next;
+	cs->next += size;
+	return p;
+}
+
+void *sg_smallmem_alloc(size_t size)
+{
+	if (size >= SG_BIGMEM_MIN)
+		return NULL;
+	if (!ready())
+		return NULL;
+	lock();
+	void *p = take(class_of(size));
+	unlock();
+	return p;
+}
+
+bool sg_smallmem_owns(const void *p)
+{
+	/* base is set once, before any block exists: read unlocked */
+	uintptr_t a = (uintptr_t)p, base = (uintptr_t)sm.base;
+	return base && a >= base && a < base + REGION_BYTES;
+}
+
+static unsigned class_of_block(const void *p)
+{
+	return sm.unit_class[(size_t)((const char *)p - sm.base) >> UNIT_SHIFT];
+}
+
+size_t sg_smallmem_usable(const void *p)
+{
+	return class_size(class_of_block(p));
+}
+
+void sg_smallmem_free(void *p)
+{
+	struct free_block *b = p;
+	lock();
+	struct class_state *cs = &sm.class[class_of_block(p)];
+	b->next = cs->free;
+	cs->free = b;
+	unlock();
+}
