@@ -10,6 +10,7 @@
  * apart by address.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,13 +42,9 @@ void *__wrap_calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (size && n >= SG_BIGMEM_MIN / size) {
-		void *p = sg_bigmem_calloc(n, size);
-		return p ? p : __real_calloc(n, size);
-	}
-	/* A small block may be one given back: it is cleared here. */
-	void *p = sg_smallmem_alloc(n * size);
-	return p ? memset(p, 0, n * size) : __real_calloc(n, size);
+	bool large = size && n >= SG_BIGMEM_MIN / size;
+	void *p = large ? sg_bigmem_calloc(n, size) : sg_smallmem_calloc(n * size);
+	return p ? p : __real_calloc(n, size);
 }
 
 void __wrap_free(void *p)

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "bigmem.h" /* SG_BIGMEM_MIN: the largest class */
@@ -125,9 +126,11 @@ static bool new_span(unsigned c)
 	return true;
 }
 
-static void *take(unsigned c)
+/* A block of class @c, or NULL; *@fresh: it was never handed out (all zero). Locked. */
+static void *take(unsigned c, bool *fresh)
 {
 	struct class_state *cs = &sm.class[c];
+	*fresh = !cs->free;
 	if (cs->free) {
 		struct free_block *b = cs->free;
 		cs->free = b->next;
@@ -141,16 +144,32 @@ static void *take(unsigned c)
 	return p;
 }
 
-void *sg_smallmem_alloc(size_t size)
+static void *alloc(size_t size, bool *fresh)
 {
-	if (size >= SG_BIGMEM_MIN)
-		return NULL;
-	if (!ready())
+	if (size >= SG_BIGMEM_MIN || !ready())
 		return NULL;
 	lock();
-	void *p = take(class_of(size));
+	void *p = take(class_of(size), fresh);
 	unlock();
 	return p;
+}
+
+void *sg_smallmem_alloc(size_t size)
+{
+	bool fresh;
+	return alloc(size, &fresh);
+}
+
+/*
+ * Units go to one class each and are never taken back, so a block never
+ * handed out is still the kernel's zero pages: clearing it would only fault
+ * them in (calloc'd tables a hook fills in part).
+ */
+void *sg_smallmem_calloc(size_t size)
+{
+	bool fresh;
+	void *p = alloc(size, &fresh);
+	return p && !fresh ? memset(p, 0, size) : p;
 }
 
 bool sg_smallmem_owns(const void *p)

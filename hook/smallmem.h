@@ -26,6 +26,8 @@
 
 /* @size bytes (below SG_BIGMEM_MIN), 16-aligned, or NULL (then use libc's malloc). */
 void *sg_smallmem_alloc(size_t size);
+/* sg_smallmem_alloc's block, cleared (only if it was used before). */
+void *sg_smallmem_calloc(size_t size);
 /* Whether @p (any pointer) is a block of the region. */
 bool sg_smallmem_owns(const void *p);
 /* What the block @p may hold (its size class). */

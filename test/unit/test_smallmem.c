@@ -46,6 +46,18 @@ TEST(a_freed_block_is_the_next_one_of_its_class)
 	sg_smallmem_free(other);
 }
 
+/* Cleared whether fresh (never handed out) or given back dirty. */
+TEST(calloc_gives_zeroes_fresh_or_reused)
+{
+	unsigned char *fresh = sg_smallmem_calloc(3000);
+	CHECK(fresh && all_bytes(fresh, 3000, 0));
+	memset(fresh, 0xee, 3000);
+	sg_smallmem_free(fresh);
+	unsigned char *again = sg_smallmem_calloc(2900); /* same class: the block just freed */
+	CHECK(again == fresh && all_bytes(again, 2900, 0));
+	sg_smallmem_free(again);
+}
+
 struct churn_arg {
 	unsigned seed;
 	int bad;
@@ -139,6 +151,7 @@ TEST(a_full_region_refuses_and_its_blocks_stay_good)
 RUN_TESTS({"every_size_gets_a_block_that_holds_it", every_size_gets_a_block_that_holds_it},
 	  {"a_freed_block_is_the_next_one_of_its_class",
 	   a_freed_block_is_the_next_one_of_its_class},
+	  {"calloc_gives_zeroes_fresh_or_reused", calloc_gives_zeroes_fresh_or_reused},
 	  {"two_threads_keep_their_blocks_apart", two_threads_keep_their_blocks_apart},
 	  {"a_forked_child_uses_the_blocks_made_before",
 	   a_forked_child_uses_the_blocks_made_before},
