@@ -20,7 +20,6 @@
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
 size_t __real_malloc_usable_size(void *p);
 
@@ -64,7 +63,7 @@ size_t __wrap_malloc_usable_size(void *p)
 	return sg_smallmem_owns(p) ? sg_smallmem_usable(p) : __real_malloc_usable_size(p);
 }
 
-/* Moves @p's contents (@old bytes of them) to a block of @size from the other allocator. */
+/* Moves @p's contents (@old bytes of them) to @q, a block of @size, and frees @p. */
 static void *move(void *p, size_t old, size_t size, void *q)
 {
 	if (!q)
