@@ -10,7 +10,6 @@
  * apart by address.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,7 +18,7 @@
 #include "smallmem.h"
 
 void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
 size_t __real_malloc_usable_size(void *p);
 
@@ -41,9 +40,16 @@ void *__wrap_calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	bool large = size && n >= SG_BIGMEM_MIN / size;
-	void *p = large ? sg_bigmem_calloc(n, size) : sg_smallmem_calloc(n * size);
-	return p ? p : __real_calloc(n, size);
+	size_t bytes = n * size;
+	void *p = bytes >= SG_BIGMEM_MIN ? sg_bigmem_calloc(n, size) : sg_smallmem_calloc(bytes);
+	if (p)
+		return p;
+	/*
+	 * Not libc's calloc: it mallocs (which comes back here, and a region
+	 * may have room by now) and then reads the block's header as musl's.
+	 */
+	p = __real_malloc(bytes);
+	return p ? memset(p, 0, bytes) : NULL;
 }
 
 void __wrap_free(void *p)
@@ -85,7 +91,7 @@ void *__wrap_realloc(void *p, size_t size)
 		size_t usable = sg_smallmem_usable(p);
 		return size <= usable ? p : move(p, usable, size, __wrap_malloc(size));
 	}
-	/* libc's blocks (neither region had room) move to the regions when they can. */
-	void *q = __wrap_malloc(size);
-	return q ? move(p, __real_malloc_usable_size(p), size, q) : NULL;
+	/* libc's blocks (a region had no room) move to the regions when they can. */
+	void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
+	return q ? move(p, __real_malloc_usable_size(p), size, q) : __real_realloc(p, size);
 }

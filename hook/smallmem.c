@@ -105,7 +105,7 @@ static void map_region(void)
 static bool ready(void)
 {
 	int untried = UNTRIED;
-	if (atomic_compare_exchange_strong(&sm.state, &untried, MAPPING))
+	if (sm.state == UNTRIED && atomic_compare_exchange_strong(&sm.state, &untried, MAPPING))
 		map_region();
 	return sm.state == READY;
 }
@@ -174,9 +174,11 @@ void *sg_smallmem_calloc(size_t size)
 
 bool sg_smallmem_owns(const void *p)
 {
-	/* base is set once, before any block exists: read unlocked */
+	/* READY is stored after base: reading it first makes base safe to read unlocked */
+	if (sm.state != READY)
+		return false;
 	uintptr_t a = (uintptr_t)p, base = (uintptr_t)sm.base;
-	return base && a >= base && a < base + REGION_BYTES;
+	return a >= base && a < base + REGION_BYTES;
 }
 
 static unsigned class_of_block(const void *p)

@@ -37,6 +37,9 @@ TEST(calloc_zeroes_and_refuses_overflow)
 	free(z);
 	volatile size_t too_many = SIZE_MAX / 2; /* hidden from the compiler's check */
 	CHECK(calloc(too_many, 4) == NULL);
+	unsigned char *mid = calloc(2, 30000); /* under the threshold, whichever way it is asked */
+	CHECK(mid && sg_smallmem_owns(mid) && all_bytes(mid, 60000, 0));
+	free(mid);
 	unsigned char *s = malloc(100);
 	memset(s, 0xee, 100);
 	free(s); /* the next small block of its class is this one */

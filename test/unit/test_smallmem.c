@@ -46,16 +46,54 @@ TEST(a_freed_block_is_the_next_one_of_its_class)
 	sg_smallmem_free(other);
 }
 
-/* Cleared whether fresh (never handed out) or given back dirty. */
+/* Cleared whether fresh (never handed out) or given back dirty: a class's blocks past its free list
+ * are fresh. */
 TEST(calloc_gives_zeroes_fresh_or_reused)
 {
-	unsigned char *fresh = sg_smallmem_calloc(3000);
-	CHECK(fresh && all_bytes(fresh, 3000, 0));
-	memset(fresh, 0xee, 3000);
-	sg_smallmem_free(fresh);
-	unsigned char *again = sg_smallmem_calloc(2900); /* same class: the block just freed */
-	CHECK(again == fresh && all_bytes(again, 2900, 0));
-	sg_smallmem_free(again);
+	enum { N = 12, SIZE = 3000 };
+	unsigned char *b[N];
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < N; i++) {
+			b[i] = sg_smallmem_calloc(SIZE);
+			CHECK(b[i] && all_bytes(b[i], SIZE, 0));
+		}
+		for (int i = 0; i < N; i++) {
+			memset(b[i], 0xee, SIZE);
+			sg_smallmem_free(b[i]);
+		}
+	}
+}
+
+/*
+ * Each class across more than one span (a span is 4 blocks, or a unit of
+ * 64 KiB): its blocks keep their class's size and never overlap.
+ */
+TEST(a_classs_blocks_across_spans_are_apart)
+{
+	enum { N = 40 };
+	unsigned char *b[N];
+	size_t size = 1;
+	while (size < SG_BIGMEM_MIN) {
+		unsigned char *first = sg_smallmem_alloc(size);
+		size_t usable = first ? sg_smallmem_usable(first) : 0;
+		CHECK(usable >= size);
+		if (!first)
+			return;
+		sg_smallmem_free(first);
+		int n = usable > 4096 ? 9 : N;
+		for (int i = 0; i < n; i++) {
+			b[i] = sg_smallmem_alloc(size); /* its class: room for usable */
+			CHECK(b[i] && sg_smallmem_usable(b[i]) == usable);
+			if (!b[i])
+				return;
+			memset(b[i], i + 1, usable);
+		}
+		for (int i = 0; i < n; i++) {
+			CHECK(all_bytes(b[i], usable, (unsigned char)(i + 1)));
+			sg_smallmem_free(b[i]);
+		}
+		size = usable + 1;
+	}
 }
 
 struct churn_arg {
@@ -152,6 +190,7 @@ RUN_TESTS({"every_size_gets_a_block_that_holds_it", every_size_gets_a_block_that
 	  {"a_freed_block_is_the_next_one_of_its_class",
 	   a_freed_block_is_the_next_one_of_its_class},
 	  {"calloc_gives_zeroes_fresh_or_reused", calloc_gives_zeroes_fresh_or_reused},
+	  {"a_classs_blocks_across_spans_are_apart", a_classs_blocks_across_spans_are_apart},
 	  {"two_threads_keep_their_blocks_apart", two_threads_keep_their_blocks_apart},
 	  {"a_forked_child_uses_the_blocks_made_before",
 	   a_forked_child_uses_the_blocks_made_before},
