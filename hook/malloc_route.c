@@ -28,9 +28,15 @@ void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
 size_t __wrap_malloc_usable_size(void *p);
 
+/* A block of @size from the region its size belongs to, or NULL when that one has no room. */
+static void *region_alloc(size_t size)
+{
+	return size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
+}
+
 void *__wrap_malloc(size_t size)
 {
-	void *p = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
+	void *p = region_alloc(size);
 	return p ? p : __real_malloc(size);
 }
 
@@ -92,6 +98,6 @@ void *__wrap_realloc(void *p, size_t size)
 		return size <= usable ? p : move(p, usable, size, __wrap_malloc(size));
 	}
 	/* libc's blocks (a region had no room) move to the regions when they can. */
-	void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
+	void *q = region_alloc(size);
 	return q ? move(p, __real_malloc_usable_size(p), size, q) : __real_realloc(p, size);
 }
