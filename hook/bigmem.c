@@ -33,7 +33,6 @@ struct range {
 static struct {
 	pthread_mutex_t lock;
 	bool tried;		     /* to map the region */
-	bool bare_fork;		     /* sg_bigmem_fork_bare is forking */
 	bool huge;		     /* the region above top is advised MADV_HUGEPAGE */
 	size_t asked;		     /* bytes of all blocks asked for (count_asked) */
 	char *base;		     /* NULL: no region */
@@ -70,28 +69,10 @@ static void fence(void)
 	bm.n_free = 0;
 }
 
-static void after_fork_in_parent(void)
+/* Either side of a fork. */
+static void after_fork(void)
 {
-	if (!bm.bare_fork)
-		fence();
-	unlock();
-}
-
-/* The state of a process that never had a region: the child of a bare fork. */
-static void forget_region(void)
-{
-	bm.base = NULL;
-	bm.tried = bm.huge = false;
-	bm.asked = bm.top = bm.touched = bm.n_free = 0;
-}
-
-static void after_fork_in_child(void)
-{
-	if (bm.bare_fork) /* the region is not there: it maps one of its own if it needs one */
-		forget_region();
-	else
-		fence();
-	bm.bare_fork = false;
+	fence();
 	unlock();
 }
 
@@ -127,14 +108,11 @@ static void count_asked(size_t span)
 /* Whether there is a region, mapped at the first call. Locked. */
 static bool ready(void)
 {
-	static bool handlers;
-
 	if (!bm.tried) {
 		bm.tried = true;
 		map_region();
-		if (bm.base && !handlers) /* a child of a bare fork has them already */
-			handlers =
-			    pthread_atfork(lock, after_fork_in_parent, after_fork_in_child) == 0;
+		if (bm.base)
+			(void)pthread_atfork(lock, after_fork, after_fork);
 	}
 	return bm.base != NULL;
 }
@@ -324,18 +302,4 @@ void *sg_bigmem_realloc(void *p, size_t size)
 	memcpy(q, p, h->span - sizeof(*h));
 	sg_bigmem_free(p);
 	return q;
-}
-
-pid_t sg_bigmem_fork_bare(void)
-{
-	lock();
-	bool bare = bm.base && madvise(bm.base, REGION_BYTES, MADV_DONTFORK) == 0;
-	unlock();
-	bm.bare_fork = bare; /* read by the fork handlers, in this thread */
-	pid_t pid = fork();
-	if (pid != 0 && bare) {
-		bm.bare_fork = false;
-		(void)madvise(bm.base, REGION_BYTES, MADV_DOFORK);
-	}
-	return pid;
 }

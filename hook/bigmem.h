@@ -33,7 +33,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 /* Smaller blocks are malloc's: it packs them, and a huge page is 2 MiB. */
 #define SG_BIGMEM_MIN (64 << 10)
@@ -54,14 +53,5 @@ void sg_bigmem_free(void *p);
  * unchanged, still the caller's.
  */
 void *sg_bigmem_realloc(void *p, size_t size);
-
-/*
- * fork(), for a child that uses no block made before it: the child gets
- * none of the region (MADV_DONTFORK; a block it takes later comes from a
- * region of its own), so the parent's writes copy no page shared with it,
- * and nothing is fenced. Where the region cannot be kept from the child, a
- * plain fork.
- */
-pid_t sg_bigmem_fork_bare(void);
 
 #endif

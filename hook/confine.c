@@ -65,23 +65,24 @@ static const uint32_t needed[] = {
     __NR_uname,
     __NR_flock,
     __NR_symlinkat,
-    /* placing a new policy's tables (hook/placer.c): a child, threads and a socket, no exec */
+    /*
+     * placing a new policy's tables (hook/placer.c): tasks that share the
+     * hook's memory, no exec; and the threads that make large tables
+     */
     __NR_clone,
-    __NR_socketpair,
-    __NR_recvmsg,
     __NR_close_range,
     __NR_wait4,
-    __NR_getppid, /* a placer whose parent is gone already does not place */
+    __NR_getppid, /* a task whose hook is gone already does not place */
     /*
-     * A placer that did not place in time, before its slot is released. Any
+     * A task that did not place in time, before its slot is released. Any
      * process's pid would do; openat and write as root let a hijacked hook
      * do worse already: the filter keeps out exec and the calls no hook makes.
      */
     __NR_kill,
     __NR_set_robust_list,
     __NR_sched_yield,
-    __NR_pipe2,		  /* valgrind's scheduler, in those children, under the memcheck tests */
-    __NR_rt_sigtimedwait, /* valgrind's too, in a placer whose threads block in bpf(2) */
+    __NR_pipe2,		  /* valgrind's scheduler, under the memcheck tests */
+    __NR_rt_sigtimedwait, /* valgrind's too, with a thread blocked in bpf(2) */
     /* files */
     __NR_openat,
     __NR_close,
@@ -275,8 +276,8 @@ static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 #endif
 	pc++;
 	/*
-	 * prctl only to die with the parent: a placer forked by a confined
-	 * process (preload) asks for that too (placer.c). The option is an int:
+	 * prctl only to die with the parent: the tasks of a confined hook's
+	 * placer ask for that (placer.c). The option is an int:
 	 * the kernel reads the low half of the argument.
 	 */
 	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3);

@@ -295,15 +295,9 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 		sg_debug("policy %s found by its inputs", tables->key);
 		return 0;
 	}
-	/*
-	 * Started before making, while the hook is small (placer.h); given a
-	 * compiled policy, it starts only if the policy's tables are made:
-	 * those of a policy in use need none.
-	 */
 	sg_placer_init(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
-		sg_tables_start_placer(&placer);
 		r = policy->make(policy->make_arg, compiled, &made_description, err);
 		if (r == 0)
 			snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);

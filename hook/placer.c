@@ -1,239 +1,194 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The placer (placer.h): a child that makes outer-map updates and waits out their grace periods. */
+/* The placer (placer.h): outer-map updates made by tasks that share the hook's memory. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clone */
+#endif
 #include "placer.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <linux/bpf.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
-#include "bigmem.h"
-#include "confine.h"
 #include "program.h" /* sg_injected_fault */
 #include "util.h"
 
-/* One outer-map update, as a thread of the placer makes it. */
-struct update {
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+/* It cannot run a task that shares memory without being a thread. */
+#define UNDER_VALGRIND() RUNNING_ON_VALGRIND
+#else
+#define UNDER_VALGRIND() 0
+#endif
+
+/*
+ * A system call that touches no memory of libc's: a task shares the hook's
+ * thread pointer, so errno and the rest of libc's thread state are the
+ * hook's, in use while the task runs. Returns the result or -errno.
+ */
+#if defined(__x86_64__)
+#define HAVE_RAW_CALLS 1
+static inline long raw_call(long nr, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+#define HAVE_RAW_CALLS 1
+static inline long raw_call(long nr, long a, long b, long c)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory", "cc");
+	return x0;
+}
+#else
+#define HAVE_RAW_CALLS 0
+#endif
+
+/* Its stack is its own: an update needs a few hundred bytes of it. */
+#define TASK_STACK (16 << 10)
+/*
+ * Tasks alive at once in one process: preload places policy after policy,
+ * and a task lives a grace period after its update shows. Beyond them, the
+ * updates are made here.
+ */
+#define POOL 32
+
+struct sg_placer_task {
+	/*
+	 * Nonzero while the task lives: the kernel writes its pid there before
+	 * clone returns (CLONE_PARENT_SETTID) and clears it once the task is
+	 * gone (CLONE_CHILD_CLEARTID), stack and all, whether it returned or
+	 * was killed. A free entry of the pool is 0.
+	 */
+	pid_t live;
+	pid_t pid; /* the task, until reaped here; 0 after */
+	pid_t parent;
 	int outer_fd, inner_fd;
 	uint32_t slot;
-	int error; /* 0 or the errno */
+	int error; /* the task's: 0 or the errno of its update */
+	bool stall;
+	_Alignas(16) char stack[TASK_STACK];
 };
 
-/* What the hook sends, with the outer maps' fds, then the inner maps', as SCM_RIGHTS. */
-struct placement {
-	uint32_t slot;
-	uint32_t n;
+static struct sg_placer_task pool[POOL];
+
+/* The part of union bpf_attr that BPF_MAP_UPDATE_ELEM reads; the kernel zeroes the rest. */
+struct update_attr {
+	uint32_t map_fd;
+	uint32_t pad;
+	uint64_t key, value, flags;
 };
 
-static void *update_one(void *arg)
+#if HAVE_RAW_CALLS
+/* Closes every descriptor but @a and @b (@a < @b) with raw calls. */
+__attribute__((no_sanitize("address"))) static void keep_only(unsigned a, unsigned b)
 {
-	struct update *u = arg;
-	uint32_t fd = (uint32_t)u->inner_fd;
-	u->error = bpf_map_update_elem(u->outer_fd, &u->slot, &fd, BPF_ANY) < 0 ? errno : 0;
-	return NULL;
+	if (a > 0)
+		raw_call(__NR_close_range, 0, a - 1, 0);
+	if (b > a + 1)
+		raw_call(__NR_close_range, a + 1, b - 1, 0);
+	raw_call(__NR_close_range, b + 1, ~0u, 0);
 }
 
-/* Exits with 0 or the first update's errno, the maps' descriptors closed. */
-static void finish(struct update *u, size_t n)
+/* What a task runs, on its own stack, with raw calls only (placer.h says why). */
+__attribute__((no_sanitize("address"))) static int task_main(void *arg)
 {
-	int error = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (u[i].error && !error)
-			error = u[i].error;
-		close(u[i].outer_fd);
-		close(u[i].inner_fd);
-	}
-	_exit(error);
-}
-
-/*
- * A placement as it crosses the socket: the head, and room for the
- * descriptors, last (clang does not take glibc's CMSG_SPACE for a constant).
- */
-struct wire {
-	struct placement head;
-	struct iovec iov;
-	struct msghdr msg;
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 2 * SG_PLACER_MAX)];
-		struct cmsghdr align;
-	} control;
-};
-
-/* @w ready to carry a head and @control_len bytes of control data. */
-static void wire_init(struct wire *w, size_t control_len)
-{
-	memset(w, 0, sizeof(*w));
-	w->iov = (struct iovec){&w->head, sizeof(w->head)};
-	w->msg = (struct msghdr){.msg_iov = &w->iov,
-				 .msg_iovlen = 1,
-				 .msg_control = w->control.buf,
-				 .msg_controllen = control_len};
-}
-
-/* The placement the hook sent: the number of updates, or -1 when it sent none (closed). */
-static ssize_t receive(int sock, struct update *u)
-{
-	struct wire w;
-
-	wire_init(&w, sizeof(w.control.buf));
-	if (recvmsg(sock, &w.msg, 0) != (ssize_t)sizeof(w.head) || w.head.n == 0 ||
-	    w.head.n > SG_PLACER_MAX)
-		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&w.msg);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int) * 2 * w.head.n))
-		return -1;
-	int fds[2 * SG_PLACER_MAX];
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2 * w.head.n);
-	for (uint32_t i = 0; i < w.head.n; i++)
-		u[i] = (struct update){fds[i], fds[w.head.n + i], w.head.slot, 0};
-	return w.head.n;
-}
-
-/*
- * The placer's threads, one per update but the first, started before the
- * maps come, while the hook parses: started once they had come, one after
- * another, they took about 0.1 ms each.
- */
-struct crew {
-	pthread_mutex_t lock;
-	pthread_cond_t go;
-	bool ready; /* the updates are in, or none will come (n 0) */
-	size_t n;
-	struct update u[SG_PLACER_MAX];
-};
-
-struct member {
-	struct crew *crew;
-	size_t i; /* its update */
-};
-
-static void *member_main(void *arg)
-{
-	const struct member *m = arg;
-	struct crew *c = m->crew;
-
-	pthread_mutex_lock(&c->lock);
-	while (!c->ready)
-		pthread_cond_wait(&c->go, &c->lock);
-	pthread_mutex_unlock(&c->lock);
-	if (m->i < c->n)
-		update_one(&c->u[m->i]);
-	return NULL;
-}
-
-/*
- * Holds nothing of the hook's but its socket: runtimes read the hook's
- * output until every writer is gone, and the pins lock is the hook's to
- * release (the hook waits until the tables are seen placed, and what comes
- * after only needs that).
- */
-static void placer_main(int sock, size_t expected, pid_t parent)
-{
-	static struct crew crew = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
-	struct member members[SG_PLACER_MAX];
-	pthread_t threads[SG_PLACER_MAX];
-	bool started[SG_PLACER_MAX] = {false};
+	struct sg_placer_task *t = arg;
 
 	/*
-	 * A hook killed (say by its runtime's timeout) takes its placer along:
-	 * placing later, after gc found the hook gone and freed its slot, it
-	 * would fill a slot that another policy may hold. Dying after the hook
-	 * is harmless: the hook exits only once the updates are in, and the
-	 * grace periods left end either way. A confined parent's filter
-	 * (preload's) lets this one prctl through (confine.c).
+	 * A hook killed (say by its runtime's timeout) takes its tasks along:
+	 * placing later, after gc found the hook gone and freed its slot, a
+	 * task would fill a slot that another policy may hold. Dying after the
+	 * hook is harmless: the hook exits only once the updates are in, and
+	 * the grace periods left end either way. A confined hook's filter lets
+	 * this one prctl through (confine.c).
 	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(0);
-	sg_close_all_but(sock);
-	/* It sees no input of the container's, but it needs no more than the hook (confine.c). */
-	sg_confine(NULL);
-	for (size_t i = 1; i < expected; i++) {
-		members[i] = (struct member){&crew, i};
-		started[i] = pthread_create(&threads[i], NULL, member_main, &members[i]) == 0;
+	if (raw_call(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0 ||
+	    raw_call(__NR_getppid, 0, 0, 0) != t->parent)
+		return 0;
+	if (t->outer_fd < t->inner_fd)
+		keep_only((unsigned)t->outer_fd, (unsigned)t->inner_fd);
+	else
+		keep_only((unsigned)t->inner_fd, (unsigned)t->outer_fd);
+	/* placer_stall: updates descheduled for longer than the hook waits (placer_timeout) */
+	if (t->stall) {
+		struct timespec second = {1, 0};
+		raw_call(__NR_nanosleep, (long)&second, 0, 0);
 	}
-	ssize_t n = receive(sock, crew.u);
-	close(sock);
-	/* placer_stall: a placer descheduled for longer than the hook waits (placer_timeout) */
-	if (n > 0 && sg_injected_fault("placer_stall"))
-		sleep(1);
-	pthread_mutex_lock(&crew.lock);
-	crew.n = n > 0 ? (size_t)n : 0;
-	crew.ready = true;
-	pthread_cond_broadcast(&crew.go);
-	pthread_mutex_unlock(&crew.lock);
-	/* This thread makes the first update, and those no member was started for. */
-	for (size_t i = 0; i < crew.n; i++)
-		if (i == 0 || i >= expected || !started[i])
-			update_one(&crew.u[i]);
-	for (size_t i = 1; i < expected; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	finish(crew.u, crew.n);
+	uint32_t inner = (uint32_t)t->inner_fd;
+	struct update_attr attr;
+	attr.map_fd = (uint32_t)t->outer_fd;
+	attr.pad = 0;
+	attr.key = (uint64_t)(uintptr_t)&t->slot;
+	attr.value = (uint64_t)(uintptr_t)&inner;
+	attr.flags = BPF_ANY;
+	long r = raw_call(__NR_bpf, BPF_MAP_UPDATE_ELEM, (long)&attr, sizeof(attr));
+	t->error = r < 0 ? (int)-r : 0;
+	return 0;
+}
+#endif
+
+/* A free entry of the pool, or NULL. Called by one thread of the process at a time. */
+static struct sg_placer_task *free_task(void)
+{
+	for (size_t i = 0; i < POOL; i++)
+		if (__atomic_load_n(&pool[i].live, __ATOMIC_ACQUIRE) == 0)
+			return &pool[i];
+	return NULL;
+}
+
+/* The update started by a task sharing this memory, or NULL when none could be started. */
+static struct sg_placer_task *start_task(int outer_fd, int inner_fd, uint32_t slot)
+{
+#if HAVE_RAW_CALLS
+	struct sg_placer_task *t = free_task();
+	if (!t)
+		return NULL;
+	t->parent = getpid();
+	t->outer_fd = outer_fd;
+	t->inner_fd = inner_fd;
+	t->slot = slot;
+	t->error = 0;
+	t->stall = sg_injected_fault("placer_stall");
+	int pid = clone(task_main, t->stack + TASK_STACK,
+			CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, t,
+			&t->live, NULL, &t->live);
+	if (pid < 0)
+		return NULL;
+	t->pid = pid;
+	return t;
+#else
+	(void)outer_fd, (void)inner_fd, (void)slot;
+	return NULL;
+#endif
+}
+
+/* One update made here: it returns after the grace period. 0 or -errno. */
+static int update_here(int outer_fd, int inner_fd, uint32_t slot)
+{
+	uint32_t inner = (uint32_t)inner_fd;
+	return bpf_map_update_elem(outer_fd, &slot, &inner, BPF_ANY) < 0 ? -errno : 0;
 }
 
 void sg_placer_init(struct sg_placer *pl)
 {
 	memset(pl, 0, sizeof(*pl));
-	pl->pid = -1;
-	pl->sock = -1;
-}
-
-void sg_placer_start(struct sg_placer *pl, size_t n)
-{
-	int sv[2];
-
-	sg_placer_init(pl);
-	pl->started = true;
-	/* placer: a fault test's hook without one, which makes the updates itself */
-	if (sg_injected_fault("placer") ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return;
-	pid_t parent = getpid(), pid = sg_bigmem_fork_bare(); /* it needs none of the policy */
-	if (pid == 0) {
-		close(sv[0]);
-		placer_main(sv[1], n < SG_PLACER_MAX ? n : SG_PLACER_MAX, parent);
-	}
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		return;
-	}
-	pl->pid = pid;
-	pl->sock = sv[0];
-}
-
-/* Hands the updates to the placer: false when it is gone, and they are to be made here. */
-static bool hand_over(struct sg_placer *pl, const int *outer_fds, const int *inner_fds)
-{
-	struct wire w;
-
-	wire_init(&w, CMSG_SPACE(sizeof(int) * 2 * pl->n));
-	w.head = (struct placement){pl->slot, (uint32_t)pl->n};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&w.msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * 2 * pl->n);
-	memcpy(CMSG_DATA(cm), outer_fds, sizeof(int) * pl->n);
-	memcpy((int *)CMSG_DATA(cm) + pl->n, inner_fds, sizeof(int) * pl->n);
-	if (sendmsg(pl->sock, &w.msg, MSG_NOSIGNAL) == (ssize_t)sizeof(w.head))
-		return true;
-	/* It got nothing, so it exits once the socket closes, if it is not gone already. */
-	close(pl->sock);
-	pl->sock = -1;
-	waitpid(pl->pid, NULL, 0);
-	pl->pid = -1;
-	return false;
 }
 
 int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_fds, size_t n,
@@ -241,33 +196,30 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 {
 	if (n == 0 || n > SG_PLACER_MAX)
 		return -EINVAL;
-	if (!pl->started)
-		sg_placer_start(pl, n);
+	/* placer: a fault test's hook without tasks, which makes the updates itself */
+	const bool tasks = !sg_injected_fault("placer") && !UNDER_VALGRIND();
+
 	pl->slot = slot;
 	pl->n = n;
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
-	if (pl->pid > 0 && hand_over(pl, outer_fds, inner_fds))
-		return 0;
-	/* No placer: the updates happen here, waits included. */
 	for (size_t i = 0; i < n; i++) {
-		struct update u = {outer_fds[i], inner_fds[i], slot, 0};
-		update_one(&u);
-		if (u.error)
-			return -u.error;
+		pl->tasks[i] = tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
+		if (pl->tasks[i])
+			continue;
+		int r = update_here(outer_fds[i], inner_fds[i], slot);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-static bool all_visible(const struct sg_placer *pl)
+static bool visible(const struct sg_placer *pl, size_t i)
 {
 	uint32_t inner_id;
-	for (size_t i = 0; i < pl->n; i++)
-		if (bpf_map_lookup_elem(pl->outer_fds[i], &pl->slot, &inner_id) < 0)
-			return false;
-	return true;
+	return bpf_map_lookup_elem(pl->outer_fds[i], &pl->slot, &inner_id) == 0;
 }
 
-/* How long a node may keep the placer from running before the hook gives up. */
+/* How long a node may keep the tasks from running before the hook gives up. */
 static double placer_timeout(void)
 {
 	return sg_injected_fault("placer_stall") ? 0.2 : SG_PLACER_TIMEOUT_S;
@@ -281,59 +233,77 @@ static double seconds_since(const struct timespec *start)
 }
 
 /*
- * Killed and reaped before the caller releases the slot: a placer that ran
- * later would put this policy's tables into a slot another policy may have
- * claimed by then. Our own child, not reaped yet (main() leaves SIGCHLD at
- * its default, so the kernel does not reap it for us): its pid is still
- * its own.
+ * Our own child, not reaped yet (main() leaves SIGCHLD at its default, so
+ * the kernel does not reap it for us): its pid is still its own.
  */
-static void kill_placer(struct sg_placer *pl)
+static void reap(struct sg_placer_task *t)
 {
-	kill(pl->pid, SIGKILL);
-	while (waitpid(pl->pid, NULL, 0) < 0 && errno == EINTR)
+	while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	pl->pid = -1;
+	t->pid = 0;
+}
+
+/*
+ * Killed and reaped before the caller releases the slot: a task that ran
+ * later would put this policy's table into a slot another policy may have
+ * claimed by then.
+ */
+static void kill_tasks(struct sg_placer *pl)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		struct sg_placer_task *t = pl->tasks[i];
+		if (!t || !t->pid)
+			continue;
+		kill(t->pid, SIGKILL);
+		reap(t);
+		pl->tasks[i] = NULL;
+	}
+}
+
+/*
+ * 0 when update @i shows or its task still runs; else the task is gone
+ * without placing it: reaped, -errno.
+ */
+static int check_task(struct sg_placer *pl, size_t i)
+{
+	struct sg_placer_task *t = pl->tasks[i];
+
+	if (!t || __atomic_load_n(&t->live, __ATOMIC_ACQUIRE) != 0)
+		return 0;
+	int error = t->error;
+	reap(t);
+	pl->tasks[i] = NULL;
+	/* It may have placed and exited since the look before (a busy node). */
+	if (visible(pl, i))
+		return 0;
+	return -(error ? error : EIO);
 }
 
 int sg_placer_wait(struct sg_placer *pl)
 {
 	struct timespec start;
-	int status;
 
-	if (pl->pid <= 0)
-		return 0; /* made here */
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!all_visible(pl)) {
-		if (waitpid(pl->pid, &status, WNOHANG) == pl->pid) {
-			pl->pid = -1;
-			if (WIFEXITED(status) && WEXITSTATUS(status))
-				return -WEXITSTATUS(status);
-			/*
-			 * The placer may have made its last update, waited out the
-			 * grace period and exited since the look above (a busy
-			 * node): what it placed is there now.
-			 */
-			return WIFEXITED(status) && all_visible(pl) ? 0 : -EIO;
+	for (size_t i = 0; i < pl->n; i++) {
+		while (!visible(pl, i)) {
+			int r = check_task(pl, i);
+			if (r < 0) {
+				kill_tasks(pl);
+				return r;
+			}
+			/* A node too busy to run the tasks for this long: give up. */
+			if (seconds_since(&start) > placer_timeout()) {
+				kill_tasks(pl);
+				return -ETIMEDOUT;
+			}
+			/* An update shows within microseconds of the task's call: let it run. */
+			sched_yield();
 		}
-		/* A node too busy to run the placer for this long: give up. */
-		if (seconds_since(&start) > placer_timeout()) {
-			kill_placer(pl);
-			return -ETIMEDOUT;
-		}
-		/* An update shows within microseconds of the placer's call: let it run. */
-		sched_yield();
 	}
 	return 0;
 }
 
 void sg_placer_stop(struct sg_placer *pl)
 {
-	/*
-	 * Not waited for: given nothing, it still starts its threads before it
-	 * sees the socket close, about 0.5 ms that an attach of a policy in use
-	 * waited out.
-	 */
-	if (pl->sock >= 0)
-		close(pl->sock);
-	pl->sock = -1;
+	sg_placer_init(pl);
 }

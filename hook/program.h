@@ -117,9 +117,9 @@ int sg_pins_lock(bool exclusive);
  * "rewrite" makes the probe find that the kernel ignores rewrites,
  * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
- * together at every size would, "placer" starts no placer (placer.h),
+ * together at every size would, "placer" starts no placer tasks (placer.h),
  * so that the hook makes the outer-map updates itself, waits included,
- * "placer_stall" keeps the placer from placing for a second while the hook
+ * "placer_stall" keeps the tasks from placing for a second while the hook
  * waits 0.2 s for it, so that it is killed before its slot is released,
  * and "kill_after_storage" kills an attach once the cgroup's storage
  * names the new policy, before its meta does, as a runtime's timeout could. It

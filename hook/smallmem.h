@@ -12,11 +12,10 @@
  * page faulted in again. The hook is a short process: its small blocks stay.
  *
  * Thread-safe; a child forked while another thread allocates finds the
- * region unlocked (pthread_atfork). The region is forked as any memory is
- * (the placer uses blocks made before its fork). A region that cannot be
- * mapped, or that is full (64 MiB of address space, reserved, not
- * committed), leaves the caller to libc's malloc: sg_smallmem_alloc may
- * return NULL.
+ * region unlocked (pthread_atfork). The region is forked as any memory is.
+ * A region that cannot be mapped, or that is full (64 MiB of address space,
+ * reserved, not committed), leaves the caller to libc's malloc:
+ * sg_smallmem_alloc may return NULL.
  */
 #ifndef SG_SMALLMEM_H
 #define SG_SMALLMEM_H

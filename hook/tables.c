@@ -609,11 +609,6 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
-void sg_tables_start_placer(struct sg_placer *placer)
-{
-	sg_placer_start(placer, SG_TABLE_COUNT);
-}
-
 /* Starts putting the policy's tables at their slot of every outer map, for the program. */
 static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
 			 struct sg_placer *placer)
@@ -981,7 +976,7 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			return sg_system_error(
 			    err, ETIMEDOUT,
 			    "the tables of policy %s were not placed in time: the node "
-			    "did not run the placing process; try again when it is less busy",
+			    "did not run the tasks placing them; try again when it is less busy",
 			    out->key);
 		return sg_system_error(err, -r,
 				       "cannot put the tables of policy %s in the kernel: %s",

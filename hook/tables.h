@@ -50,12 +50,9 @@ struct sg_tables {
 	struct sg_policy_info info;
 };
 
-/* Starts a placer (placer.h) for the tables of a policy: before it is parsed. */
-void sg_tables_start_placer(struct sg_placer *placer);
-
 /*
  * Finds the tables of @compiled for program @prog, or makes, fills and pins
- * them and has @placer (sg_tables_start_placer) put them in the program's
+ * them and has @placer (placer.h) put them in the program's
  * outer maps. The caller holds the pins lock (shared) until the policy is in a
  * cgroup's storage.
  */

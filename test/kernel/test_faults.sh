@@ -78,8 +78,8 @@ expect "a DFA of many patterns decides in the kernel: its pattern denies, the de
 "$SG" detach --cgroup "$CG" >/dev/null
 expect "and no staging left (guard, policy)" "0 0" staging_both
 
-# Without a placer (placer.c: no fork, no socket) the hook makes the
-# outer-map updates itself, waits included, and the guard is the same.
+# Without a placer (placer.c: no tasks) the hook makes the outer-map
+# updates itself, waits included, and the guard is the same.
 NO_PLACER=$(big_policy no_placer "{ \"name\": \"kernel.sg_no_placer_$$\", \"access\": \"none\" }")
 expect "without a placer, a new policy is placed by the hook itself and denies" "EPERM" sh -c \
 	"SYSCTL_GUARD_FAULT=placer \"$SG\" attach --cgroup \"$CG\" --policy \"$NO_PLACER\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
@@ -101,6 +101,46 @@ expect "it fails: nothing attached" "0" programs_on "$CG"
 sleep 2
 expect "two seconds later: no outer-map entry at a free slot" "0" outer_at_free_slots
 expect "and no staging left (guard, policy)" "0 0" staging_both
+
+# placer_tasks: while a stalled attach waits for them (0.2 s), what its
+# placer's tasks hold (placer.h), each looked at once seen asleep (it has
+# closed what it does not need by then): "each holds two maps, nothing
+# else" when every task seen does, else "TASKS FDS MAPS", descriptors and
+# bpf maps summed over the tasks seen. A slow machine may see only some of
+# the tasks in that time, not none.
+placer_tasks() {
+	SYSCTL_GUARD_FAULT=placer_stall "$SG" attach --cgroup "$CG" --policy "$1" >/dev/null 2>&1 &
+	local pid=$! seen=" " n=0 fds=0 maps=0 kids=() nr t listing
+	# builtins only in the loop: the window is short on a slow machine
+	while kill -0 $pid 2>/dev/null; do
+		# read fails at the end of a line without its newline, having read it
+		kids=()
+		read -r -a kids 2>/dev/null <"/proc/$pid/task/$pid/children"
+		for t in "${kids[@]}"; do
+			[[ $seen == *" $t "* ]] && continue
+			nr=""
+			read -r nr _ 2>/dev/null <"/proc/$t/syscall"
+			[[ $nr == 35 || $nr == 230 ]] || continue
+			listing=$(ls -l "/proc/$t/fd" 2>/dev/null) || continue
+			seen="$seen$t "
+			n=$((n + 1))
+			fds=$((fds + $(grep -c -- '->' <<<"$listing")))
+			maps=$((maps + $(grep -c 'anon_inode:bpf-map' <<<"$listing")))
+		done
+	done
+	wait $pid 2>/dev/null
+	if [ $n -gt 0 ] && [ $fds = $((2 * n)) ] && [ $maps = $fds ]; then
+		echo "each holds two maps, nothing else"
+	else
+		echo "$n $fds $maps"
+	fi
+}
+STALL_FDS=$(big_policy stall_fds "{ \"name\": \"kernel.sg_stall_fds_$$\", \"access\": \"none\" }")
+expect "a placer's tasks hold the two maps of their update each, nothing of the hook's" \
+	"each holds two maps, nothing else" \
+	placer_tasks "$STALL_FDS"
+sleep 2
+expect "... and two seconds later no outer-map entry is at a free slot" "0" outer_at_free_slots
 
 # A failed replacement keeps the guard that was there.
 attach "$CG" "$DENY" || finish

@@ -198,48 +198,15 @@ TEST(after_a_fork_blocks_start_on_a_fresh_huge_page)
 	sg_bigmem_free(before);
 }
 
-/* A bare fork's child has a region of its own, and the parent fences nothing. */
-TEST(a_bare_forks_child_has_a_region_of_its_own)
-{
-	char *before = sg_bigmem_alloc(SG_BIGMEM_MIN);
-	memset(before, 5, SG_BIGMEM_MIN);
-	/* Where the next block goes: not the start of a huge page, where a fence would put it too.
-	 */
-	char *spacer[4] = {0}, *probe = sg_bigmem_alloc(SG_BIGMEM_MIN);
-	for (int i = 0; i < 4 && ((uintptr_t)probe & (HUGE_PAGE - 1)) < 4096; i++) {
-		spacer[i] = probe;
-		probe = sg_bigmem_alloc(SG_BIGMEM_MIN);
-	}
-	sg_bigmem_free(probe);
-	pid_t pid = sg_bigmem_fork_bare();
-	if (pid == 0) {
-		char *in_child = sg_bigmem_alloc(1 << 20);
-		if (in_child)
-			memset(in_child, 6, 1 << 20);
-		_exit(in_child && sg_bigmem_owns(in_child) ? 0 : 1);
-	}
-	int status = -1;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	char *after = sg_bigmem_alloc(SG_BIGMEM_MIN);
-	CHECK(after == probe); /* no fence: where it went before the fork */
-	CHECK(all_bytes((unsigned char *)before, SG_BIGMEM_MIN, 5));
-	sg_bigmem_free(after);
-	sg_bigmem_free(before);
-	for (int i = 0; i < 4; i++)
-		if (spacer[i])
-			sg_bigmem_free(spacer[i]);
-}
-
-RUN_TESTS(
-    {"huge_pages_once_half_a_mebibyte_is_asked_for", huge_pages_once_half_a_mebibyte_is_asked_for},
-    {"blocks_are_the_regions_aligned_and_hold_what_was_asked",
-     blocks_are_the_regions_aligned_and_hold_what_was_asked},
-    {"a_freed_block_is_reused_and_calloc_zeroes_it", a_freed_block_is_reused_and_calloc_zeroes_it},
-    {"realloc_keeps_contents_in_place_or_moved", realloc_keeps_contents_in_place_or_moved},
-    {"random_blocks_keep_their_contents_and_never_overlap",
-     random_blocks_keep_their_contents_and_never_overlap},
-    {"two_threads_share_the_region", two_threads_share_the_region},
-    {"after_a_fork_blocks_start_on_a_fresh_huge_page",
-     after_a_fork_blocks_start_on_a_fresh_huge_page},
-    {"a_bare_forks_child_has_a_region_of_its_own", a_bare_forks_child_has_a_region_of_its_own})
+RUN_TESTS({"huge_pages_once_half_a_mebibyte_is_asked_for",
+	   huge_pages_once_half_a_mebibyte_is_asked_for},
+	  {"blocks_are_the_regions_aligned_and_hold_what_was_asked",
+	   blocks_are_the_regions_aligned_and_hold_what_was_asked},
+	  {"a_freed_block_is_reused_and_calloc_zeroes_it",
+	   a_freed_block_is_reused_and_calloc_zeroes_it},
+	  {"realloc_keeps_contents_in_place_or_moved", realloc_keeps_contents_in_place_or_moved},
+	  {"random_blocks_keep_their_contents_and_never_overlap",
+	   random_blocks_keep_their_contents_and_never_overlap},
+	  {"two_threads_share_the_region", two_threads_share_the_region},
+	  {"after_a_fork_blocks_start_on_a_fresh_huge_page",
+	   after_a_fork_blocks_start_on_a_fresh_huge_page})
