@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "probe.h"
 #include "program.h" /* sg_injected_fault */
 #include "util.h"
 
@@ -186,6 +187,43 @@ static int update_here(int outer_fd, int inner_fd, uint32_t slot)
 	return bpf_map_update_elem(outer_fd, &slot, &inner, BPF_ANY) < 0 ? -errno : 0;
 }
 
+/*
+ * An update that took longer than this waited for a full grace period: an
+ * expedited one takes tens of microseconds, a full one milliseconds.
+ */
+#define SLOW_UPDATE_S 1e-3
+
+/* update_here, timed: *@slow says whether it took SLOW_UPDATE_S or longer. */
+static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *slow)
+{
+	struct timespec start, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	int r = update_here(outer_fd, inner_fd, slot);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	*slow = sg_seconds_between(&start, &end) >= SLOW_UPDATE_S;
+	return r;
+}
+
+/*
+ * Whether tasks are to make the updates: where the kernel waits a full
+ * grace period after each, as this boot measured (the first update of the
+ * boot measures it: *@measure), and where tasks can run at all.
+ * placer_tasks and placer_stall: fault tests' tasks, whatever was measured.
+ */
+static bool wants_tasks(bool *measure)
+{
+	*measure = false;
+	/* placer: a fault test's hook without tasks, which makes the updates itself */
+	if (sg_injected_fault("placer") || UNDER_VALGRIND() || !HAVE_RAW_CALLS)
+		return false;
+	if (sg_injected_fault("placer_tasks") || sg_injected_fault("placer_stall"))
+		return true;
+	int slow = sg_probe_slow_outer_updates();
+	*measure = slow < 0;
+	return slow == 1;
+}
+
 void sg_placer_init(struct sg_placer *pl)
 {
 	memset(pl, 0, sizeof(*pl));
@@ -196,13 +234,20 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 {
 	if (n == 0 || n > SG_PLACER_MAX)
 		return -EINVAL;
-	/* placer: a fault test's hook without tasks, which makes the updates itself */
-	const bool tasks = !sg_injected_fault("placer") && !UNDER_VALGRIND();
+	bool measure, tasks = wants_tasks(&measure);
+	size_t i = 0;
 
 	pl->slot = slot;
 	pl->n = n;
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
-	for (size_t i = 0; i < n; i++) {
+	if (measure) {
+		int r = update_here_timed(outer_fds[0], inner_fds[0], slot, &tasks);
+		if (r < 0)
+			return r;
+		sg_probe_record_slow_outer_updates(tasks);
+		i = 1;
+	}
+	for (; i < n; i++) {
 		pl->tasks[i] = tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
 		if (pl->tasks[i])
 			continue;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The placer: the tasks that put a new policy's tables into the node
- * program's outer maps. The kernel makes an outer-map update visible at
- * once, then waits for an RCU grace period before the syscall returns, so
- * that no program still uses the inner map it replaced (10 to 25 ms each on
- * these machines). A fresh slot replaced nothing, so nobody needs that
- * wait: each update is made by a task of its own, side by side, and the
- * hook returns as soon as it sees the tables in place while the tasks wait
- * the grace periods out.
+ * The placer: puts a new policy's tables into the node program's outer
+ * maps. The kernel makes an outer-map update visible at once, then waits
+ * for an RCU grace period before the syscall returns, so that no program
+ * still uses the inner map it replaced. Where that is an expedited grace
+ * period (30 to 50 us with 6.18 here) the hook makes the updates itself.
+ * Where it is a full one (10 to 25 ms each; earlier kernels), which a fresh
+ * slot does not need (it replaced nothing), each update is made by a task
+ * of its own, side by side, and the hook returns as soon as it sees the
+ * tables in place while the tasks wait the grace periods out. The first
+ * update of a boot is made here and timed, and the probe cache (probe.h)
+ * keeps the answer for the boot.
  *
  * A task is a process that shares the hook's memory (clone with CLONE_VM):
  * starting it copies no page table and leaves no page to copy on the next
@@ -18,7 +21,8 @@
  * and no other descriptor (runtimes read a hook's output until every
  * writer is gone, and the pins lock is the hook's), and dies with the hook.
  * Where such tasks cannot be made (valgrind, an architecture without the
- * raw calls below, a fault test) the updates are made here, waits included.
+ * raw calls in placer.c, a fault test) the updates are made here, waits
+ * included.
  */
 #ifndef SG_PLACER_H
 #define SG_PLACER_H

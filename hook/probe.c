@@ -24,10 +24,10 @@
 
 /*
  * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
- * sysctl_hook=0|1 task_helpers=0|1" records it. The two load probes cost the
- * hook four program verifications (some 200 us) per run, so they are cached
- * with the rewrite probe. rewrite= stays the first field: older binaries read
- * only that one.
+ * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1" records it. The
+ * two load probes cost the hook four program verifications (some 200 us) per
+ * run, so they are cached with the rewrite probe. rewrite= stays the first
+ * field: older binaries read only that one.
  */
 enum {
 	FACT_UNKNOWN = -1,
@@ -37,9 +37,10 @@ struct probe_facts {
 	int rewrite;
 	int sysctl_hook;
 	int task_helpers;
+	int slow_outer_updates;
 };
 
-static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN};
+static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN};
 static char boot_id[64];
 
 static void read_boot_id(char out[64])
@@ -81,6 +82,7 @@ static void facts_load(void)
 	facts.rewrite = cached_flag(line, "rewrite");
 	facts.sysctl_hook = cached_flag(line, "sysctl_hook");
 	facts.task_helpers = cached_flag(line, "task_helpers");
+	facts.slow_outer_updates = cached_flag(line, "slow_outer_updates");
 }
 
 static void append_flag(char *line, size_t cap, const char *key, int value)
@@ -100,6 +102,7 @@ static void facts_store(void)
 	append_flag(line, sizeof(line), "rewrite", facts.rewrite);
 	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
 	append_flag(line, sizeof(line), "task_helpers", facts.task_helpers);
+	append_flag(line, sizeof(line), "slow_outer_updates", facts.slow_outer_updates);
 	snprintf(tmp, sizeof(tmp), "%s.%d", SG_PROBE_CACHE, (int)getpid());
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
@@ -145,6 +148,21 @@ bool sg_probe_task_helpers(void)
 		facts_store();
 	}
 	return facts.task_helpers == 1;
+}
+
+int sg_probe_slow_outer_updates(void)
+{
+	facts_load();
+	return facts.slow_outer_updates == 0 || facts.slow_outer_updates == 1
+		   ? facts.slow_outer_updates
+		   : -1;
+}
+
+void sg_probe_record_slow_outer_updates(bool slow)
+{
+	facts_load();
+	facts.slow_outer_updates = slow;
+	facts_store();
 }
 
 /* One rule: kernel.domainname may be written and is rewritten to PROBE_REWRITE. */

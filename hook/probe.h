@@ -27,4 +27,14 @@ bool sg_probe_task_helpers(void);
  */
 int sg_probe_rewrite(bool *works, struct sg_err *err);
 
+/*
+ * Whether an outer-map update returns only after a full RCU grace period
+ * (10 to 25 ms), rather than an expedited one (30 to 50 us with 6.18 here):
+ * 1, 0, or -1 while this boot has not measured it. The placer measures it
+ * on its first update (placer.c) and records it with
+ * sg_probe_record_slow_outer_updates.
+ */
+int sg_probe_slow_outer_updates(void);
+void sg_probe_record_slow_outer_updates(bool slow);
+
 #endif

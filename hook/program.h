@@ -119,8 +119,10 @@ int sg_pins_lock(bool exclusive);
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
  * together at every size would, "placer" starts no placer tasks (placer.h),
  * so that the hook makes the outer-map updates itself, waits included,
- * "placer_stall" keeps the tasks from placing for a second while the hook
- * waits 0.2 s for it, so that it is killed before its slot is released,
+ * "placer_tasks" has tasks make them whatever the boot measured,
+ * "placer_stall" keeps the tasks (started as for placer_tasks) from
+ * placing for a second while the hook waits 0.2 s for them, so that they
+ * are killed before their slot is released,
  * and "kill_after_storage" kills an attach once the cgroup's storage
  * names the new policy, before its meta does, as a runtime's timeout could. It
  * can only make the hook fail or slower, deny what a rewrite or clamp rule

@@ -86,6 +86,14 @@ expect "without a placer, a new policy is placed by the hook itself and denies" 
 expect "without a placer: no staging left (guard, policy)" "0 0" staging_both
 "$SG" detach --cgroup "$CG" >/dev/null
 
+# With tasks making the updates (placer.c; this boot may have measured
+# that the hook makes them quicker itself): the same guard.
+TASKS=$(big_policy tasks "{ \"name\": \"kernel.sg_tasks_$$\", \"access\": \"none\" }")
+expect "placed by the placer's tasks, a new policy denies" "EPERM" sh -c \
+	"SYSCTL_GUARD_FAULT=placer_tasks \"$SG\" attach --cgroup \"$CG\" --policy \"$TASKS\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+expect "placed by tasks: no staging left (guard, policy)" "0 0" staging_both
+"$SG" detach --cgroup "$CG" >/dev/null
+
 # A placer the node does not run in time (placer_stall: it sleeps a second,
 # the hook waits 0.2 s) is killed before its slot is released: placing
 # afterwards, it would put its tables into a slot that another policy may
