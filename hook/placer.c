@@ -224,6 +224,34 @@ static bool wants_tasks(bool *measure)
 	return slow == 1;
 }
 
+/*
+ * Our own child, not reaped yet (main() leaves SIGCHLD at its default, so
+ * the kernel does not reap it for us): its pid is still its own.
+ */
+static void reap(struct sg_placer_task *t)
+{
+	while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	t->pid = 0;
+}
+
+/*
+ * Killed and reaped before the caller releases the slot: a task that ran
+ * later would put this policy's table into a slot another policy may have
+ * claimed by then.
+ */
+static void kill_tasks(struct sg_placer *pl)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		struct sg_placer_task *t = pl->tasks[i];
+		if (!t || !t->pid)
+			continue;
+		kill(t->pid, SIGKILL);
+		reap(t);
+		pl->tasks[i] = NULL;
+	}
+}
+
 void sg_placer_init(struct sg_placer *pl)
 {
 	memset(pl, 0, sizeof(*pl));
@@ -252,8 +280,11 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 		if (pl->tasks[i])
 			continue;
 		int r = update_here(outer_fds[i], inner_fds[i], slot);
-		if (r < 0)
+		if (r < 0) {
+			/* Nothing waits for them: they would place into a slot being released. */
+			kill_tasks(pl);
 			return r;
+		}
 	}
 	return 0;
 }
@@ -275,34 +306,6 @@ static double seconds_since(const struct timespec *start)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return sg_seconds_between(start, &now);
-}
-
-/*
- * Our own child, not reaped yet (main() leaves SIGCHLD at its default, so
- * the kernel does not reap it for us): its pid is still its own.
- */
-static void reap(struct sg_placer_task *t)
-{
-	while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	t->pid = 0;
-}
-
-/*
- * Killed and reaped before the caller releases the slot: a task that ran
- * later would put this policy's table into a slot another policy may have
- * claimed by then.
- */
-static void kill_tasks(struct sg_placer *pl)
-{
-	for (size_t i = 0; i < pl->n; i++) {
-		struct sg_placer_task *t = pl->tasks[i];
-		if (!t || !t->pid)
-			continue;
-		kill(t->pid, SIGKILL);
-		reap(t);
-		pl->tasks[i] = NULL;
-	}
 }
 
 /*
