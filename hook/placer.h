@@ -48,10 +48,11 @@ struct sg_placer {
 void sg_placer_init(struct sg_placer *pl);
 
 /*
- * Starts putting inner_fds[i] at @slot of outer_fds[i], for i < @n, each by
- * a task of its own, or here, waits included, where none can be started.
- * 0 or -errno (of an update made here). The fds stay the caller's, open
- * until sg_placer_wait.
+ * Starts putting inner_fds[i] at @slot of outer_fds[i], for i < @n: here
+ * where the kernel's wait after each is short, else each by a task of its
+ * own, or here, waits included, where none can be started (above). 0 or
+ * -errno (of an update made here). The fds stay the caller's, open until
+ * sg_placer_wait.
  */
 int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_fds, size_t n,
 		   uint32_t slot);
