@@ -14,7 +14,7 @@
 
 static struct {
 	bool on;
-	pid_t pid; /* forked children (probes, gc's removals) inherit the exit handler: they stay quiet */
+	pid_t pid; /* forked children (probes, gc) inherit the exit handler: they stay quiet */
 	struct timespec start;
 	size_t n;
 	const char *name[MAX_MARKS];
