@@ -304,7 +304,6 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 	}
 	if (r == 0)
 		r = sg_tables_get(prog, *compiled, &placer, tables, err);
-	sg_placer_stop(&placer);
 	if (r == 0 && digest)
 		sg_tables_remember_inputs(prog, *digest, tables, description);
 	return r;

@@ -193,15 +193,21 @@ static int update_here(int outer_fd, int inner_fd, uint32_t slot)
  */
 #define SLOW_UPDATE_S 1e-3
 
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return sg_seconds_between(start, &now);
+}
+
 /* update_here, timed: *@slow says whether it took SLOW_UPDATE_S or longer. */
 static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *slow)
 {
-	struct timespec start, end;
+	struct timespec start;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	int r = update_here(outer_fd, inner_fd, slot);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	*slow = sg_seconds_between(&start, &end) >= SLOW_UPDATE_S;
+	*slow = seconds_since(&start) >= SLOW_UPDATE_S;
 	return r;
 }
 
@@ -301,13 +307,6 @@ static double placer_timeout(void)
 	return sg_injected_fault("placer_stall") ? 0.2 : SG_PLACER_TIMEOUT_S;
 }
 
-static double seconds_since(const struct timespec *start)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return sg_seconds_between(start, &now);
-}
-
 /*
  * 0 when update @i shows or its task still runs; else the task is gone
  * without placing it: reaped, -errno.
@@ -349,9 +348,4 @@ int sg_placer_wait(struct sg_placer *pl)
 		}
 	}
 	return 0;
-}
-
-void sg_placer_stop(struct sg_placer *pl)
-{
-	sg_placer_init(pl);
 }

@@ -27,10 +27,8 @@
 #ifndef SG_PLACER_H
 #define SG_PLACER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #define SG_PLACER_MAX	    16 /* updates one placer makes */
 #define SG_PLACER_TIMEOUT_S 20 /* sg_placer_wait gives up on updates not placed by then */
@@ -61,14 +59,9 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
  * Returns once every update is visible (0), or a task failed (-errno).
  * Updates not placed after SG_PLACER_TIMEOUT_S have their tasks killed and
  * reaped first (-ETIMEDOUT): then they will place nothing, and the slot may
- * be released.
+ * be released. Tasks left running need no stopping: each exits once its
+ * grace period ends, and whoever adopts it reaps it.
  */
 int sg_placer_wait(struct sg_placer *pl);
-
-/*
- * Lets the tasks go, unwaited for: each exits once its grace period ends,
- * and whoever adopts it reaps it.
- */
-void sg_placer_stop(struct sg_placer *pl);
 
 #endif
