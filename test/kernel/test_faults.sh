@@ -118,17 +118,10 @@ expect "and no staging left (guard, policy)" "0 0" staging_both
 # the tasks in that time, not none.
 placer_tasks() {
 	SYSCTL_GUARD_FAULT=placer_stall "$SG" attach --cgroup "$CG" --policy "$1" >/dev/null 2>&1 &
-	local pid=$! seen=" " n=0 fds=0 maps=0 kids=() nr t listing
-	# builtins only in the loop: the window is short on a slow machine
+	local pid=$! seen=" " n=0 fds=0 maps=0 t listing
 	while kill -0 $pid 2>/dev/null; do
-		# read fails at the end of a line without its newline, having read it
-		kids=()
-		read -r -a kids 2>/dev/null <"/proc/$pid/task/$pid/children"
-		for t in "${kids[@]}"; do
+		for t in $(placer_tasks_asleep $pid); do
 			[[ $seen == *" $t "* ]] && continue
-			nr=""
-			read -r nr _ 2>/dev/null <"/proc/$t/syscall"
-			[[ $nr == 35 || $nr == 230 ]] || continue
 			listing=$(ls -l "/proc/$t/fd" 2>/dev/null) || continue
 			seen="$seen$t "
 			n=$((n + 1))

@@ -300,10 +300,7 @@ placer_outlives_preload() {
 	SYSCTL_GUARD_FAULT=placer_stall "$SG" preload "$STALL" >/dev/null 2>&1 &
 	local pid=$! asleep="" i t
 	for i in $(seq 200); do
-		# asleep in nanosleep (35) or clock_nanosleep (230): it has the tables
-		for t in $(cat /proc/$pid/task/*/children 2>/dev/null); do
-			grep -qE '^(35|230) ' /proc/$t/syscall 2>/dev/null && asleep="$asleep $t"
-		done
+		asleep=$(placer_tasks_asleep $pid)
 		[ -n "$asleep" ] && break
 		sleep 0.005
 	done
