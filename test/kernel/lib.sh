@@ -162,7 +162,10 @@ import json, os, subprocess
 root = "/sys/fs/bpf/sysctl-guard/programs"
 def keys(pin):
 	out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", pin], capture_output=True, text=True).stdout
-	return {tuple(e["key"]) for e in json.loads(out or "[]")}
+	entries = json.loads(out or "[]")
+	# A pin that is not there (an error object): a program another suite is
+	# making or removing; without its slots, every entry of its outer maps counts.
+	return {tuple(e["key"]) for e in entries} if isinstance(entries, list) else set()
 def outer(pin):
 	out = subprocess.run(["bpftool", "-j", "map", "show", "pinned", pin], capture_output=True, text=True).stdout
 	return json.loads(out or "{}").get("type") == "array_of_maps"
