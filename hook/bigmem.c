@@ -2,13 +2,13 @@
 #include "bigmem.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define REGION_BYTES (256ul << 20)
-#define HUGE_PAGE    (2ul << 20)
 /* Blocks are whole pages: a freed one can be split and reused cleanly. */
 #define GRAIN 4096ul
 /* Free ranges remembered; more are left unused (coalescing keeps them few). */
@@ -34,6 +34,7 @@ static struct {
 	pthread_mutex_t lock;
 	bool tried;		     /* to map the region */
 	bool huge;		     /* the region above top is advised MADV_HUGEPAGE */
+	_Atomic bool large_run;	     /* huge, readable unlocked (sg_bigmem_large_run) */
 	size_t asked;		     /* bytes of all blocks asked for (count_asked) */
 	char *base;		     /* NULL: no region */
 	size_t top;		     /* the first byte no block has reached yet */
@@ -62,7 +63,7 @@ static void unlock(void)
  */
 static void fence(void)
 {
-	bm.top = (bm.touched + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	bm.top = (bm.touched + SG_HUGE_PAGE - 1) & ~(SG_HUGE_PAGE - 1);
 	if (bm.top > REGION_BYTES)
 		bm.top = REGION_BYTES;
 	bm.touched = bm.top;
@@ -76,18 +77,23 @@ static void after_fork(void)
 	unlock();
 }
 
-static void map_region(void)
+void *sg_reserve_huge_aligned(size_t bytes)
 {
-	char *p = mmap(NULL, REGION_BYTES + HUGE_PAGE, PROT_READ | PROT_WRITE,
+	char *p = mmap(NULL, bytes + SG_HUGE_PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return;
-	/* Aligned to a huge page, so that every 2 MiB of it can be one. */
-	char *base = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+		return NULL;
+	char *base = (char *)(((uintptr_t)p + SG_HUGE_PAGE - 1) & ~(SG_HUGE_PAGE - 1));
 	if (base > p)
 		munmap(p, (size_t)(base - p));
-	munmap(base + REGION_BYTES, (size_t)(p + HUGE_PAGE - base));
-	bm.base = base;
+	munmap(base + bytes, (size_t)(p + SG_HUGE_PAGE - base));
+	return base;
+}
+
+static void map_region(void)
+{
+	/* Aligned to a huge page, so that every 2 MiB of it can be one. */
+	bm.base = sg_reserve_huge_aligned(REGION_BYTES);
 }
 
 /*
@@ -101,6 +107,7 @@ static void count_asked(size_t span)
 	if (bm.huge || bm.asked < HUGE_AFTER)
 		return;
 	bm.huge = true;
+	bm.large_run = true;
 	fence();
 	(void)madvise(bm.base + bm.top, REGION_BYTES - bm.top, MADV_HUGEPAGE);
 }
@@ -115,6 +122,11 @@ static bool ready(void)
 			(void)pthread_atfork(lock, after_fork, after_fork);
 	}
 	return bm.base != NULL;
+}
+
+bool sg_bigmem_large_run(void)
+{
+	return bm.large_run;
 }
 
 static struct header *header_of(const void *p)

@@ -34,6 +34,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The size of a transparent huge page on the machines the hook runs on. */
+#define SG_HUGE_PAGE (2ul << 20)
+
 /* Smaller blocks are malloc's: it packs them, and a huge page is 2 MiB. */
 #define SG_BIGMEM_MIN (64 << 10)
 
@@ -53,5 +56,9 @@ void sg_bigmem_free(void *p);
  * unchanged, still the caller's.
  */
 void *sg_bigmem_realloc(void *p, size_t size);
+/* @bytes of address space (reserved, not committed) from a huge page's start, or NULL. */
+void *sg_reserve_huge_aligned(size_t bytes);
+/* Whether the process has asked for 512 KiB or more: its region went to huge pages. */
+bool sg_bigmem_large_run(void);
 
 #endif

@@ -7,9 +7,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "bigmem.h" /* SG_BIGMEM_MIN: the largest class */
+#include "bigmem.h" /* SG_BIGMEM_MIN (the largest class), sg_reserve_huge_aligned */
 
 #define REGION_BYTES (64ul << 20)
+#define PAGE	     4096ul
 /* The region is cut into units; each unit belongs to one class (unit_class). */
 #define UNIT_SHIFT 16
 #define UNIT_BYTES (1ul << UNIT_SHIFT)
@@ -44,7 +45,8 @@ static struct {
 	_Atomic int state; /* enum region_state */
 	char *base;	   /* set before state turns READY */
 	pthread_mutex_t lock;
-	size_t top; /* units taken by classes */
+	_Atomic bool trimmed; /* sg_smallmem_trim ran */
+	size_t top;	      /* units taken by classes */
 	struct class_state class[N_CLASSES];
 	uint8_t unit_class[N_UNITS];
 } sm = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -79,26 +81,33 @@ static unsigned class_of(size_t size)
 }
 
 /*
- * Address space only: pages come as blocks first touch them, small ones (no
- * THP). Unlocked: pthread_atfork mallocs, and its block (like any asked for
- * while another thread maps) comes from libc, as state is not READY yet.
+ * Address space only, aligned to a huge page. Every class starts in the
+ * first 2 MiB (32 units), which is one huge page: a hook run touches a page
+ * or two of some 30 classes there, and on the VMs hooks run in each first
+ * touch of a small page is a trap to the hypervisor (about 12 us), where the
+ * huge page costs one trap and its zeroing (120 to 140 us). A 100-rule
+ * policy's hook took 46 faults fewer and 0.7 ms less. The rest stays in
+ * small pages (no THP). A large run gives back what no class reached
+ * (sg_smallmem_trim). Unlocked: pthread_atfork mallocs, and its block (like
+ * any asked for while another thread maps) comes from libc, as state is
+ * not READY yet.
  */
 static void map_region(void)
 {
-	void *p = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
+	char *base = sg_reserve_huge_aligned(REGION_BYTES);
+	if (!base) {
 		sm.state = NONE;
 		return;
 	}
-	(void)madvise(p, REGION_BYTES, MADV_NOHUGEPAGE);
+	(void)madvise(base, SG_HUGE_PAGE, MADV_HUGEPAGE);
+	(void)madvise(base + SG_HUGE_PAGE, REGION_BYTES - SG_HUGE_PAGE, MADV_NOHUGEPAGE);
 	/* Without the handlers a fork could copy the lock held: no region then. */
 	if (pthread_atfork(lock, unlock, unlock) != 0) {
-		munmap(p, REGION_BYTES);
+		munmap(base, REGION_BYTES);
 		sm.state = NONE;
 		return;
 	}
-	sm.base = p;
+	sm.base = base;
 	sm.state = READY;
 }
 
@@ -198,5 +207,38 @@ void sg_smallmem_free(void *p)
 	struct class_state *cs = &sm.class[class_of_block(p)];
 	b->next = cs->free;
 	cs->free = b;
+	unlock();
+}
+
+/* Gives the kernel the pages of [from, to) in the first huge page that no block reached. Locked. */
+static void give_back_unreached(const char *from, const char *to)
+{
+	char *start = (char *)(((uintptr_t)from + PAGE - 1) & ~(PAGE - 1));
+	char *end = sm.base + SG_HUGE_PAGE;
+	if (to < end)
+		end = (char *)to;
+	if (start < end)
+		(void)madvise(start, (size_t)(end - start), MADV_DONTNEED);
+}
+
+/*
+ * A large run's RSS is counted to the page (its limit is 8 MiB, and a new
+ * 10,000-rule policy comes within 300 KiB of it): the first huge page is
+ * split, keeping the pages blocks reached. What no block reached reads as
+ * zeroes again, as a fresh block must, and comes back page by page.
+ */
+void sg_smallmem_trim(void)
+{
+	if (sm.state != READY || sm.trimmed)
+		return;
+	lock();
+	if (!sm.trimmed) {
+		sm.trimmed = true;
+		(void)madvise(sm.base, SG_HUGE_PAGE, MADV_NOHUGEPAGE);
+		for (unsigned c = 0; c < N_CLASSES; c++)
+			if (sm.class[c].next)
+				give_back_unreached(sm.class[c].next, sm.class[c].end);
+		give_back_unreached(sm.base + (sm.top << UNIT_SHIFT), sm.base + SG_HUGE_PAGE);
+	}
 	unlock();
 }

@@ -33,5 +33,11 @@ bool sg_smallmem_owns(const void *p);
 size_t sg_smallmem_usable(const void *p);
 /* Gives the block @p back to its class. */
 void sg_smallmem_free(void *p);
+/*
+ * For a process that turned out large: the pages of the region's first huge
+ * page that no block has reached go back to the kernel, and that range
+ * takes small pages from then on. Once; later calls return at once.
+ */
+void sg_smallmem_trim(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bigmem.h"
+#include "smaps.h"
 #include "test.h"
 
 #define HUGE_PAGE (2u << 20)
@@ -18,23 +19,10 @@ static uintptr_t huge_page_of(const void *p)
 	return (uintptr_t)p / HUGE_PAGE;
 }
 
-/* Whether the mapping that holds @p is advised MADV_HUGEPAGE ("hg" in its VmFlags). */
+/* Whether the mapping that holds @p is advised MADV_HUGEPAGE. */
 static int advised_huge(const void *p)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	int in = 0, huge = -1;
-	uintptr_t lo, hi;
-
-	while (f && huge < 0 && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-		else if (in && strncmp(line, "VmFlags:", 8) == 0)
-			huge = strstr(line, " hg") != NULL;
-	}
-	if (f)
-		fclose(f);
-	return huge;
+	return smaps_flag(p, "hg");
 }
 
 /* Run first: a process that asks for little keeps small pages, one that asks for more gets huge

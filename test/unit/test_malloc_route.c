@@ -5,13 +5,31 @@
  * goes through it, large blocks to bigmem, small ones to smallmem.
  */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bigmem.h"
 #include "smallmem.h"
+#include "smaps.h"
 #include "test.h"
+
+/* Run first: small blocks start on smallmem's huge page, which a large process trims. */
+TEST(a_large_process_trims_smallmems_huge_page)
+{
+	bool thp = access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;
+	char *small = malloc(100);
+	CHECK(small && smaps_flag(small, "hg") == thp);
+	char *mid = malloc(300 << 10); /* bigmem's, and less than 512 KiB asked */
+	CHECK(smaps_flag(small, "hg") == thp);
+	char *large = malloc(300 << 10);
+	CHECK(mid && large && smaps_flag(small, "hg") == 0);
+	free(large);
+	free(mid);
+	free(small);
+}
 
 TEST(large_blocks_are_bigmems_small_ones_smallmems)
 {
@@ -82,7 +100,8 @@ TEST(blocks_libc_makes_are_freed_by_their_maker)
 	free(copy);
 }
 
-RUN_TESTS({"large_blocks_are_bigmems_small_ones_smallmems",
+RUN_TESTS({"a_large_process_trims_smallmems_huge_page", a_large_process_trims_smallmems_huge_page},
+	  {"large_blocks_are_bigmems_small_ones_smallmems",
 	   large_blocks_are_bigmems_small_ones_smallmems},
 	  {"calloc_zeroes_and_refuses_overflow", calloc_zeroes_and_refuses_overflow},
 	  {"realloc_moves_between_the_two_with_the_contents",
