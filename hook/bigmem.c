@@ -2,11 +2,12 @@
 #include "bigmem.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "smallmem.h"
 
 #define REGION_BYTES (256ul << 20)
 /* Blocks are whole pages: a freed one can be split and reused cleanly. */
@@ -34,7 +35,6 @@ static struct {
 	pthread_mutex_t lock;
 	bool tried;		     /* to map the region */
 	bool huge;		     /* the region above top is advised MADV_HUGEPAGE */
-	_Atomic bool large_run;	     /* huge, readable unlocked (sg_bigmem_large_run) */
 	size_t asked;		     /* bytes of all blocks asked for (count_asked) */
 	char *base;		     /* NULL: no region */
 	size_t top;		     /* the first byte no block has reached yet */
@@ -107,7 +107,6 @@ static void count_asked(size_t span)
 	if (bm.huge || bm.asked < HUGE_AFTER)
 		return;
 	bm.huge = true;
-	bm.large_run = true;
 	fence();
 	(void)madvise(bm.base + bm.top, REGION_BYTES - bm.top, MADV_HUGEPAGE);
 }
@@ -122,11 +121,6 @@ static bool ready(void)
 			(void)pthread_atfork(lock, after_fork, after_fork);
 	}
 	return bm.base != NULL;
-}
-
-bool sg_bigmem_large_run(void)
-{
-	return bm.large_run;
 }
 
 static struct header *header_of(const void *p)
@@ -219,7 +213,13 @@ static size_t take(size_t span)
 	return off;
 }
 
-/* A block of @size bytes; *@dirty: how many of its first bytes may not be zero. */
+/*
+ * A block of @size bytes; *@dirty: how many of its first bytes may not be
+ * zero. Once the run is large, smallmem's huge page goes back to the pages its
+ * blocks reached (sg_smallmem_trim, unlocked here: it takes smallmem's
+ * lock) before the block is written: the two huge pages are never counted
+ * whole together (peak RSS).
+ */
 static void *alloc_block(size_t size, size_t *dirty)
 {
 	size_t span = span_for(size);
@@ -229,7 +229,10 @@ static void *alloc_block(size_t size, size_t *dirty)
 	lock();
 	size_t touched = bm.touched;
 	size_t off = ready() ? take(span) : SIZE_MAX;
+	bool large = bm.huge;
 	unlock();
+	if (large)
+		sg_smallmem_trim();
 	if (off == SIZE_MAX)
 		return NULL;
 	struct header *h = (struct header *)(bm.base + off);
@@ -303,7 +306,10 @@ void *sg_bigmem_realloc(void *p, size_t size)
 		return p; /* kept whole: it may grow again */
 	lock();
 	bool grown = grow_in_place((size_t)((char *)h - bm.base), h->span, want);
+	bool large = bm.huge;
 	unlock();
+	if (large)
+		sg_smallmem_trim();
 	if (grown) {
 		h->span = want;
 		return p;

@@ -58,7 +58,5 @@ void sg_bigmem_free(void *p);
 void *sg_bigmem_realloc(void *p, size_t size);
 /* @bytes of address space (reserved, not committed) from a huge page's start, or NULL. */
 void *sg_reserve_huge_aligned(size_t bytes);
-/* Whether the process has asked for 512 KiB or more: its region went to huge pages. */
-bool sg_bigmem_large_run(void);
 
 #endif

@@ -28,18 +28,10 @@ void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
 size_t __wrap_malloc_usable_size(void *p);
 
-/* @p, bigmem's; once a large process shows, smallmem trims its first huge page. */
-static void *large(void *p)
-{
-	if (sg_bigmem_large_run())
-		sg_smallmem_trim();
-	return p;
-}
-
 /* A block of @size from the region its size belongs to, or NULL when that one has no room. */
 static void *region_alloc(size_t size)
 {
-	return size >= SG_BIGMEM_MIN ? large(sg_bigmem_alloc(size)) : sg_smallmem_alloc(size);
+	return size >= SG_BIGMEM_MIN ? sg_bigmem_alloc(size) : sg_smallmem_alloc(size);
 }
 
 void *__wrap_malloc(size_t size)
@@ -55,8 +47,7 @@ void *__wrap_calloc(size_t n, size_t size)
 		return NULL;
 	}
 	size_t bytes = n * size;
-	void *p =
-	    bytes >= SG_BIGMEM_MIN ? large(sg_bigmem_calloc(n, size)) : sg_smallmem_calloc(bytes);
+	void *p = bytes >= SG_BIGMEM_MIN ? sg_bigmem_calloc(n, size) : sg_smallmem_calloc(bytes);
 	if (p)
 		return p;
 	/*
@@ -99,7 +90,7 @@ void *__wrap_realloc(void *p, size_t size)
 	if (!p)
 		return __wrap_malloc(size);
 	if (sg_bigmem_owns(p)) {
-		void *q = size >= SG_BIGMEM_MIN ? large(sg_bigmem_realloc(p, size)) : NULL;
+		void *q = size >= SG_BIGMEM_MIN ? sg_bigmem_realloc(p, size) : NULL;
 		return q ? q : move(p, sg_bigmem_usable(p), size, __wrap_malloc(size));
 	}
 	if (sg_smallmem_owns(p)) {

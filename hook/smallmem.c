@@ -45,8 +45,9 @@ static struct {
 	_Atomic int state; /* enum region_state */
 	char *base;	   /* set before state turns READY */
 	pthread_mutex_t lock;
-	_Atomic bool trimmed; /* sg_smallmem_trim ran */
-	size_t top;	      /* units taken by classes */
+	_Atomic bool trim_asked; /* sg_smallmem_trim was called */
+	bool trimmed;		 /* and has given the pages back (locked) */
+	size_t top;		 /* units taken by classes */
 	struct class_state class[N_CLASSES];
 	uint8_t unit_class[N_UNITS];
 } sm = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -80,6 +81,37 @@ static unsigned class_of(size_t size)
 	return c;
 }
 
+/* Gives the kernel the pages of [from, to) in the first huge page that no block reached. Locked. */
+static void give_back_unreached(const char *from, const char *to)
+{
+	char *start = (char *)(((uintptr_t)from + PAGE - 1) & ~(PAGE - 1));
+	char *end = sm.base + SG_HUGE_PAGE;
+	if (to < end)
+		end = (char *)to;
+	if (start < end)
+		(void)madvise(start, (size_t)(end - start), MADV_DONTNEED);
+}
+
+/*
+ * A large run's RSS is counted to the page (its limit is 8 MiB, and a new
+ * 10,000-rule policy comes within 300 KiB of it): the first huge page is
+ * split, keeping the pages blocks reached. What no block reached reads as
+ * zeroes again, as a fresh block must, and comes back page by page.
+ */
+static void trim_now(void)
+{
+	lock();
+	if (!sm.trimmed) {
+		sm.trimmed = true;
+		(void)madvise(sm.base, SG_HUGE_PAGE, MADV_NOHUGEPAGE);
+		for (unsigned c = 0; c < N_CLASSES; c++)
+			if (sm.class[c].next)
+				give_back_unreached(sm.class[c].next, sm.class[c].end);
+		give_back_unreached(sm.base + (sm.top << UNIT_SHIFT), sm.base + SG_HUGE_PAGE);
+	}
+	unlock();
+}
+
 /*
  * Address space only, aligned to a huge page. Every class starts in the
  * first 2 MiB (32 units), which is one huge page: a hook run touches a page
@@ -88,9 +120,8 @@ static unsigned class_of(size_t size)
  * huge page costs one trap and its zeroing (120 to 140 us). A 100-rule
  * policy's hook took 46 faults fewer and 0.7 ms less. The rest stays in
  * small pages (no THP). A large run gives back what no class reached
- * (sg_smallmem_trim). Unlocked: pthread_atfork mallocs, and its block (like
- * any asked for while another thread maps) comes from libc, as state is
- * not READY yet.
+ * (sg_smallmem_trim). Unlocked: a block asked for by another thread while
+ * this one maps comes from libc, as state is not READY yet.
  */
 static void map_region(void)
 {
@@ -99,16 +130,25 @@ static void map_region(void)
 		sm.state = NONE;
 		return;
 	}
-	(void)madvise(base, SG_HUGE_PAGE, MADV_HUGEPAGE);
-	(void)madvise(base + SG_HUGE_PAGE, REGION_BYTES - SG_HUGE_PAGE, MADV_NOHUGEPAGE);
-	/* Without the handlers a fork could copy the lock held: no region then. */
-	if (pthread_atfork(lock, unlock, unlock) != 0) {
-		munmap(base, REGION_BYTES);
-		sm.state = NONE;
-		return;
-	}
+	/* A run known to be large by now has no use for it. */
+	const bool huge = !sm.trim_asked;
+	if (huge)
+		(void)madvise(base, SG_HUGE_PAGE, MADV_HUGEPAGE);
+	(void)madvise(base + (huge ? SG_HUGE_PAGE : 0), REGION_BYTES - (huge ? SG_HUGE_PAGE : 0),
+		      MADV_NOHUGEPAGE);
 	sm.base = base;
 	sm.state = READY;
+	if (huge && sm.trim_asked)
+		trim_now(); /* asked for while this thread mapped */
+	/*
+	 * Ready first: pthread_atfork mallocs, and its block then comes from the
+	 * region. That spares the process libc's malloc, which would set itself
+	 * up for this one block (4 system calls and 3 page faults). Served by
+	 * the region, the registration does not run out of memory; were it to
+	 * fail all the same, a child forked while another thread holds the lock
+	 * would wait for it forever (the hook forks from one thread).
+	 */
+	(void)pthread_atfork(lock, unlock, unlock);
 }
 
 static bool ready(void)
@@ -210,35 +250,8 @@ void sg_smallmem_free(void *p)
 	unlock();
 }
 
-/* Gives the kernel the pages of [from, to) in the first huge page that no block reached. Locked. */
-static void give_back_unreached(const char *from, const char *to)
-{
-	char *start = (char *)(((uintptr_t)from + PAGE - 1) & ~(PAGE - 1));
-	char *end = sm.base + SG_HUGE_PAGE;
-	if (to < end)
-		end = (char *)to;
-	if (start < end)
-		(void)madvise(start, (size_t)(end - start), MADV_DONTNEED);
-}
-
-/*
- * A large run's RSS is counted to the page (its limit is 8 MiB, and a new
- * 10,000-rule policy comes within 300 KiB of it): the first huge page is
- * split, keeping the pages blocks reached. What no block reached reads as
- * zeroes again, as a fresh block must, and comes back page by page.
- */
 void sg_smallmem_trim(void)
 {
-	if (sm.state != READY || sm.trimmed)
-		return;
-	lock();
-	if (!sm.trimmed) {
-		sm.trimmed = true;
-		(void)madvise(sm.base, SG_HUGE_PAGE, MADV_NOHUGEPAGE);
-		for (unsigned c = 0; c < N_CLASSES; c++)
-			if (sm.class[c].next)
-				give_back_unreached(sm.class[c].next, sm.class[c].end);
-		give_back_unreached(sm.base + (sm.top << UNIT_SHIFT), sm.base + SG_HUGE_PAGE);
-	}
-	unlock();
+	if (!atomic_exchange(&sm.trim_asked, true) && sm.state == READY)
+		trim_now();
 }

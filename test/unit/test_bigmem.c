@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bigmem.h"
+#include "smallmem.h"
 #include "smaps.h"
 #include "test.h"
 
@@ -37,6 +38,10 @@ TEST(huge_pages_once_half_a_mebibyte_is_asked_for)
 	CHECK(advised_huge(large) == thp);
 	CHECK(advised_huge(small) == 0);		  /* its pages stay small */
 	CHECK(huge_page_of(large) > huge_page_of(small)); /* on a huge page of its own */
+	/* smallmem, asked to trim before it had a region, maps one without a huge page */
+	char *tiny = sg_smallmem_alloc(100);
+	CHECK(tiny && smaps_flag(tiny, "hg") == 0 && smaps_flag(tiny, "nh") == 1);
+	sg_smallmem_free(tiny);
 	sg_bigmem_free(large);
 	sg_bigmem_free(small);
 }
