@@ -86,7 +86,8 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	void *exact, *exact_long, *dfa, *rules, *values, *counters; /* texts: sg_env_text */
+	void *exact, *dfa, *rules,
+	    *counters; /* the rest: sg_env_exact, sg_env_has_value, sg_env_text */
 	__u32 slot;
 	__u32 name_len; /* of the name in scratch.key: which exact table holds it */
 	__u32 row_width;
@@ -94,7 +95,12 @@ struct sg_env {
 	struct bpf_sysctl *ctx;
 };
 
-/* Finds the tables of the guard's policy; 0 when some are missing (then deny). */
+/*
+ * Finds the tables every policy has; 0 when one is missing (then deny). A
+ * policy's long names, allowed values and texts are found where they are
+ * read: a policy with none has no such table (hook/tables.c), and its
+ * empty slot reads as no entry.
+ */
 static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_storage *g)
 {
 	__u32 slot = g->slot;
@@ -105,13 +111,10 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 	env->slot = slot;
 	env->row_width = sg_dfa_row_width(g->config.n_classes);
 	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
-	env->exact_long = bpf_map_lookup_elem(&policy_exact_long, &slot);
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
-	env->values = bpf_map_lookup_elem(&policy_values, &slot);
 	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
-	return env->exact && env->exact_long && env->dfa && env->rules && env->values &&
-	       env->counters;
+	return env->exact && env->dfa && env->rules && env->counters;
 }
 
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
@@ -182,7 +185,10 @@ static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_ke
 {
 	if (env->name_len < SG_SHORT_NAME_MAX)
 		return sg_exact_short(env, &key->short_key);
-	__u32 *rule = bpf_map_lookup_elem(env->exact_long, key);
+	void *exact_long = bpf_map_lookup_elem(&policy_exact_long, &env->slot);
+	if (!exact_long)
+		return SG_NO_RULE; /* not made: the policy has no long name */
+	__u32 *rule = bpf_map_lookup_elem(exact_long, key);
 	asm volatile("%0 = %0" : "+r"(rule));
 	return rule ? *rule : SG_NO_RULE;
 }
@@ -207,12 +213,15 @@ static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
 {
+	void *values = bpf_map_lookup_elem(&policy_values, &env->slot);
+	if (!values)
+		return 0; /* not made: the policy allows no value */
 	__u32 bucket =
 	    sg_home_bucket(sg_value_slot_hash(key, env->cfg->table_seed), env->cfg->value_homes);
 
 #pragma clang loop unroll(disable)
 	for (__u32 probe = 0; probe < SG_HASH_PROBES; probe++, bucket++) {
-		const struct sg_value_bucket *b = bpf_map_lookup_elem(env->values, &bucket);
+		const struct sg_value_bucket *b = bpf_map_lookup_elem(values, &bucket);
 		if (!b)
 			return 0;
 		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {

@@ -38,6 +38,20 @@ struct policy_maps {
 
 enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
 
+/*
+ * Tables a policy has nothing for are not made, and their slot of the outer
+ * map stays empty, which the program reads as empty (bpf/sysctl_guard.bpf.c):
+ * most policies have no long name, no allowed values and no rewrite or
+ * clamp, and each table cost a new policy a map, its pin and an update of
+ * its outer map, which waits for an RCU grace period (40 us each here).
+ */
+static bool is_absent(const struct sg_compiled *c, size_t n_long, size_t pin)
+{
+	return (pin == SG_TABLE_EXACT_LONG && n_long == 0) ||
+	       (pin == SG_TABLE_VALUES && c->n_values == 0) ||
+	       (pin == SG_TABLE_TEXTS && c->n_texts == 0);
+}
+
 static void close_maps(struct policy_maps *m)
 {
 	for (size_t i = 0; i < SG_ARRAY_SIZE(m->fds); i++)
@@ -493,6 +507,8 @@ static int make_filled(const struct sg_compiled *c, size_t pin, const struct tab
 
 static int make_map(struct maps_work *w, size_t pin)
 {
+	if (is_absent(w->c, w->sizes.n_long, pin))
+		return 0;
 	int r = plan_table(w, pin);
 	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->hashed, &w->m->fds[pin]);
 }
@@ -595,7 +611,7 @@ static int pin_maps(const struct policy_maps *m, const char *dir)
 		return -errno;
 	for (size_t i = 0; i < SG_ARRAY_SIZE(policy_pins); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, policy_pins[i]);
-		if (bpf_obj_pin(m->fds[i], path) < 0)
+		if (m->fds[i] >= 0 && bpf_obj_pin(m->fds[i], path) < 0)
 			return -errno;
 	}
 	return 0;
@@ -637,13 +653,24 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
-/* Starts putting the policy's tables at their slot of every outer map, for the program. */
+/*
+ * Starts putting the policy's tables at their slot of the outer maps, for
+ * the program; an absent table's slot stays empty.
+ */
 static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
 			 struct sg_placer *placer)
 {
+	int outer[SG_TABLE_COUNT], inner[SG_TABLE_COUNT];
+	size_t n = 0;
+
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	return sg_placer_send(placer, prog->outer_fds, m->fds, SG_TABLE_COUNT, slot);
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		if (m->fds[i] >= 0) {
+			outer[n] = prog->outer_fds[i];
+			inner[n++] = m->fds[i];
+		}
+	return sg_placer_send(placer, outer, inner, n, slot);
 }
 
 int sg_tables_open_map(const char *key, const char *name)

@@ -41,6 +41,23 @@ check_policy allowlist '{ "version": 1, "default": "none", "rules": [
 
 # Every name an exact rule of its own, every other one denied: both exact
 # tables (names of 48 bytes and more are in the long one, sysctl_guard.h).
+# Tables a policy has nothing for are not made: these two have no long
+# name, no allowed values and no rewrite, and the kernel agreed above.
+tables_of() { ls "/sys/fs/bpf/sysctl-guard/policies/$(policy_of_cgroup "$1")" | tr '\n' ' '; }
+new_cgroup CG_TABLES
+attach "$CG_TABLES" "$TMPDIR_TEST/mixed.json"
+expect "a policy without long names, values or texts pins no such table" \
+	"counters dfa exact info rule_names rules " tables_of "$CG_TABLES"
+new_cgroup CG_ALL
+attach "$CG_ALL" "$(policy all-tables '{ "version": 1, "rules": [
+  { "name": "net.ipv4.conf.sg-an-interface-name-of-many-letters.rp_filter", "access": "none" },
+  { "name": "kernel.domainname", "access": "read-write", "values": ["a", "b"] },
+  { "name": "kernel.hostname", "access": "read-write", "rewrite": "x" } ] }')"
+expect "one with all of them pins every table" \
+	"counters dfa exact exact_long info rule_names rules texts values " tables_of "$CG_ALL"
+expect "... and its allowed value is allowed" "ok" io "$CG_ALL" --uts write kernel/domainname b
+expect "... and another denied" "EPERM" io "$CG_ALL" --uts write kernel/domainname c
+
 NAMES=$(unshare -n find /proc/sys -type f 2>/dev/null | sed 's|^/proc/sys/||' | sort)
 expect "some names take the long exact table" "yes" sh -c \
 	"[ \$(echo '$NAMES' | awk 'length(\$0) >= 48' | wc -l) -gt 0 ] && echo yes"

@@ -27,7 +27,13 @@ done
 # A large policy's maps are made by two threads: a map failing, whichever
 # thread makes it, leaves nothing attached and nothing staged, and the same
 # policy attaches afterwards. (Descriptors and memory: the valgrind part below.)
+# With a long name, allowed values and a rewrite it has every table (fill_exact_long,
+# fill_values, fill_texts below: a policy without them makes no such map).
 BIG_RULES=$(for i in $(seq 3000); do printf '{ "name": "net.ipv4.conf.sgf%d.rp_filter", "access": "none" },' "$i"; done)
+BIG_RULES+='{ "name": "net.ipv4.conf.sg-an-interface-name-of-many-letters.rp_filter", "access": "none" },
+{ "name": "kernel.sg_faults_values", "access": "read-write", "values": ["a", "b"] },
+{ "name": "kernel.sg_faults_rewrite", "access": "read-write", "rewrite": "x" },'
+
 big_policy() { policy "$1" "{ \"version\": 1, \"default\": \"read\", \"rules\": [$BIG_RULES $2] }"; }
 BIG=$(big_policy big "$UNIQUE")
 # Staging directories of policies whose hook is gone (those of live hooks of other tests stay).
