@@ -86,8 +86,8 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	void *exact, *dfa, *rules,
-	    *counters; /* the rest: sg_env_exact, sg_env_has_value, sg_env_text */
+	/* Those every policy has; the rest: sg_env_exact, sg_env_has_value, sg_env_text */
+	void *exact, *dfa, *rules, *counters;
 	__u32 slot;
 	__u32 name_len; /* of the name in scratch.key: which exact table holds it */
 	__u32 row_width;

@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "bigmem.h" /* SG_BIGMEM_MIN (the largest class), sg_reserve_huge_aligned */
 
 #define REGION_BYTES (64ul << 20)
-#define PAGE	     4096ul
 /* The region is cut into units; each unit belongs to one class (unit_class). */
 #define UNIT_SHIFT 16
 #define UNIT_BYTES (1ul << UNIT_SHIFT)
@@ -84,7 +84,8 @@ static unsigned class_of(size_t size)
 /* Gives the kernel the pages of [from, to) in the first huge page that no block reached. Locked. */
 static void give_back_unreached(const char *from, const char *to)
 {
-	char *start = (char *)(((uintptr_t)from + PAGE - 1) & ~(PAGE - 1));
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	char *start = (char *)(((uintptr_t)from + page - 1) & ~(page - 1));
 	char *end = sm.base + SG_HUGE_PAGE;
 	if (to < end)
 		end = (char *)to;

@@ -2,7 +2,9 @@
 /*
  * Blocks under SG_BIGMEM_MIN for the static binary (malloc_route.c): size
  * classes carved from one reserved region, freed blocks kept on a list per
- * class, nothing given back to the kernel before the process exits.
+ * class, nothing given back to the kernel before the process exits (but
+ * what no block reached of the first huge page, once a run turns out large:
+ * sg_smallmem_trim). Every class starts in that huge page (smallmem.c).
  *
  * Why: musl's malloc gives a group of blocks back (munmap, MADV_FREE) as soon
  * as its last block is freed, and a hook run frees and makes again the few
