@@ -153,9 +153,7 @@ bool sg_probe_task_helpers(void)
 int sg_probe_slow_outer_updates(void)
 {
 	facts_load();
-	return facts.slow_outer_updates == 0 || facts.slow_outer_updates == 1
-		   ? facts.slow_outer_updates
-		   : -1;
+	return facts.slow_outer_updates; /* 0, 1 or FACT_UNKNOWN (-1): cached_flag's */
 }
 
 void sg_probe_record_slow_outer_updates(bool slow)

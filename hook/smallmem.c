@@ -133,10 +133,10 @@ static void map_region(void)
 	}
 	/* A run known to be large by now has no use for it. */
 	const bool huge = !sm.trim_asked;
+	const size_t small_from = huge ? SG_HUGE_PAGE : 0;
 	if (huge)
 		(void)madvise(base, SG_HUGE_PAGE, MADV_HUGEPAGE);
-	(void)madvise(base + (huge ? SG_HUGE_PAGE : 0), REGION_BYTES - (huge ? SG_HUGE_PAGE : 0),
-		      MADV_NOHUGEPAGE);
+	(void)madvise(base + small_from, REGION_BYTES - small_from, MADV_NOHUGEPAGE);
 	sm.base = base;
 	sm.state = READY;
 	if (huge && sm.trim_asked)

@@ -39,10 +39,8 @@ check_policy allowlist '{ "version": 1, "default": "none", "rules": [
   { "name": "kernel.random.**", "access": "none" },
   { "name": "net.core.somaxconn", "access": "read-write" } ] }'
 
-# Every name an exact rule of its own, every other one denied: both exact
-# tables (names of 48 bytes and more are in the long one, sysctl_guard.h).
-# Tables a policy has nothing for are not made: these two have no long
-# name, no allowed values and no rewrite, and the kernel agreed above.
+# Tables a policy has nothing for are not made: "mixed" above has no long
+# name, no allowed values and no rewrite, and the kernel agreed with the evaluator on it.
 tables_of() { ls "/sys/fs/bpf/sysctl-guard/policies/$(policy_of_cgroup "$1")" | tr '\n' ' '; }
 new_cgroup CG_TABLES
 attach "$CG_TABLES" "$TMPDIR_TEST/mixed.json"
@@ -58,6 +56,8 @@ expect "one with all of them pins every table" \
 expect "... and its allowed value is allowed" "ok" io "$CG_ALL" --uts write kernel/domainname b
 expect "... and another denied" "EPERM" io "$CG_ALL" --uts write kernel/domainname c
 
+# Every name an exact rule of its own, every other one denied: both exact
+# tables (names of 48 bytes and more are in the long one, sysctl_guard.h).
 NAMES=$(unshare -n find /proc/sys -type f 2>/dev/null | sed 's|^/proc/sys/||' | sort)
 expect "some names take the long exact table" "yes" sh -c \
 	"[ \$(echo '$NAMES' | awk 'length(\$0) >= 48' | wc -l) -gt 0 ] && echo yes"

@@ -13,17 +13,9 @@
 #include "smaps.h"
 #include "test.h"
 
-#define HUGE_PAGE (2u << 20)
-
 static uintptr_t huge_page_of(const void *p)
 {
-	return (uintptr_t)p / HUGE_PAGE;
-}
-
-/* Whether the mapping that holds @p is advised MADV_HUGEPAGE. */
-static int advised_huge(const void *p)
-{
-	return smaps_flag(p, "hg");
+	return (uintptr_t)p / SG_HUGE_PAGE;
 }
 
 /* Run first: a process that asks for little keeps small pages, one that asks for more gets huge
@@ -31,12 +23,12 @@ static int advised_huge(const void *p)
 TEST(huge_pages_once_half_a_mebibyte_is_asked_for)
 {
 	char *small = sg_bigmem_alloc(SG_BIGMEM_MIN);
-	CHECK(advised_huge(small) == 0);
+	CHECK(smaps_flag(small, "hg") == 0);
 	char *large = sg_bigmem_alloc(1 << 20);
 	/* a kernel without THP refuses the advice: the region serves page by page */
 	bool thp = access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;
-	CHECK(advised_huge(large) == thp);
-	CHECK(advised_huge(small) == 0);		  /* its pages stay small */
+	CHECK(smaps_flag(large, "hg") == thp);
+	CHECK(smaps_flag(small, "hg") == 0);		  /* its pages stay small */
 	CHECK(huge_page_of(large) > huge_page_of(small)); /* on a huge page of its own */
 	/* smallmem, asked to trim before it had a region, maps one without a huge page */
 	char *tiny = sg_smallmem_alloc(100);

@@ -12,8 +12,6 @@
 #include "smaps.h"
 #include "test.h"
 
-#define HUGE_PAGE (2ul << 20)
-
 /*
  * Run first: every class starts in the region's first 2 MiB, one huge page
  * where the kernel has THP. A trim leaves only the pages blocks reached
@@ -29,7 +27,7 @@ TEST(a_trim_keeps_only_the_pages_blocks_reached)
 
 	for (size_t i = 0; i < N; i++) {
 		b[i] = sg_smallmem_alloc(sizes[i]);
-		CHECK(b[i] && (uintptr_t)b[i] / HUGE_PAGE == (uintptr_t)b[0] / HUGE_PAGE);
+		CHECK(b[i] && (uintptr_t)b[i] / SG_HUGE_PAGE == (uintptr_t)b[0] / SG_HUGE_PAGE);
 		if (!b[i])
 			return;
 		memset(b[i], (int)i + 1, sizes[i]);
