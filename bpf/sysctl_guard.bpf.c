@@ -49,7 +49,7 @@ SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE,
 	     SG_WORDS_OF(struct sg_exact_bucket));
 SG_OUTER_MAP(policy_exact_long, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
 SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     __u32[SG_DFA_PER_ELEMENT]);
+	     __u32[SG_DFA_ELEMENT_WORDS]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     struct sg_rule_entry);
 SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
@@ -89,9 +89,9 @@ struct sg_env {
 	/* Those every policy has; the rest: sg_env_exact, sg_env_has_value, sg_env_text */
 	void *exact, *dfa, *rules, *counters;
 	__u32 slot;
-	__u32 name_len; /* of the name in scratch.key: which exact table holds it */
-	__u32 row_width;
-	__u32 value_loaded; /* scratch.cur holds the value being written */
+	__u32 name_len;	     /* of the name in scratch.key: which exact table holds it */
+	__u32 accept_column; /* of the DFA (sysctl_guard.h) */
+	__u32 value_loaded;  /* scratch.cur holds the value being written */
 	struct bpf_sysctl *ctx;
 };
 
@@ -109,7 +109,7 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 		return 0; /* attached, policy not written yet */
 	env->cfg = &g->config;
 	env->slot = slot;
-	env->row_width = sg_dfa_row_width(g->config.n_classes);
+	env->accept_column = sg_dfa_accept_column(g->config.n_classes);
 	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
@@ -125,6 +125,12 @@ static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
 static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule)
 {
 	return bpf_map_lookup_elem(env->rules, &rule);
+}
+
+/* Bounds follow the rules in their table (sysctl_guard.h): a rule entry's size, another type. */
+static SG_INLINE const struct sg_field_bounds *sg_env_bounds(struct sg_env *env, __u32 element)
+{
+	return bpf_map_lookup_elem(env->rules, &element);
 }
 
 /* Only rewrites and clamps read the texts: other accesses skip the lookup. NULL: deny. */
@@ -193,22 +199,32 @@ static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_ke
 	return rule ? *rule : SG_NO_RULE;
 }
 
-/* Entry @i of the DFA's rows laid end to end (sysctl_guard.h), or @missing. */
-static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 i, __u32 missing)
+/*
+ * What the DFA holds for @state in @column (sysctl_guard.h): the element
+ * owned by @state at its base plus the column, or the state's default, the
+ * dead state's when the state is not there (then deny). @accept: the
+ * column of the rule accepted, whose default is SG_NO_RULE.
+ */
+static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 state, __u32 column, int accept)
 {
-	__u32 key = i / SG_DFA_PER_ELEMENT;
-	__u32 *entries = bpf_map_lookup_elem(env->dfa, &key);
-	return entries ? entries[i % SG_DFA_PER_ELEMENT] : missing;
+	__u32 *s = bpf_map_lookup_elem(env->dfa, &state);
+	if (!s)
+		return accept ? SG_NO_RULE : SG_DEAD_STATE;
+	__u32 at = s[0] + column;
+	__u32 *e = bpf_map_lookup_elem(env->dfa, &at);
+	if (e && e[0] == sg_dfa_owner(state))
+		return e[1];
+	return accept ? SG_NO_RULE : s[1];
 }
 
 static SG_INLINE __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)
 {
-	return sg_dfa_entry(env, state * env->row_width + byte_class, SG_DEAD_STATE);
+	return sg_dfa_entry(env, state, byte_class, 0);
 }
 
 static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 {
-	return sg_dfa_entry(env, state * env->row_width + env->row_width - 1, SG_NO_RULE);
+	return sg_dfa_entry(env, state, env->accept_column, 1);
 }
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)

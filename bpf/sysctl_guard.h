@@ -62,7 +62,8 @@ enum sg_verdict {
 
 /*
  * What every decision by a rule reads: the rules table, one entry per rule,
- * kept small. What only a rewrite or a clamp needs is in the texts table.
+ * kept small. What only a rewrite or a clamp needs is in the texts table;
+ * what only a range check needs follows the rules in their table.
  */
 struct sg_rule_entry {
 	__u8 access;	   /* enum sg_access */
@@ -72,9 +73,18 @@ struct sg_rule_entry {
 	__u8 layer;	   /* index into sg_config.layers, or SG_PINNED_LAYER */
 	__u8 pad[3];
 	__u32 text; /* index of its sg_rule_text, or SG_NO_RULE: it neither rewrites nor clamps */
-	__u32 pad2;
-	__s64 min[SG_FIELDS_MAX];
-	__s64 max[SG_FIELDS_MAX];
+	__u32
+	    bounds; /* SG_RULE_RANGE: the element of its first field's bounds in the rules table */
+};
+
+/*
+ * One integer field's range. The bounds of the rules' ranges follow the
+ * rules in the rules table, field after field (one for SG_RULE_RANGE_ALL),
+ * each sequence once however many rules have it: 2,500 rules of a large
+ * policy with [0, 1000000] share one element.
+ */
+struct sg_field_bounds {
+	__s64 min, max;
 };
 
 /* A bound in decimal, for clamping: the program copies, never formats. */
@@ -263,18 +273,33 @@ struct sg_guard_storage {
 };
 
 /*
- * The kernel's DFA table: one row per state, the next state for every byte
- * class, then the rule the state accepts (SG_NO_RULE when none): one map for
- * both, one lookup of the outer map per access. The rows are laid end to end
- * and each array element holds two of their entries: the kernel gives every
- * element of an array 8 bytes, and half of them would be padding.
+ * The kernel's DFA table. Nearly every row of a policy's DFA sends most byte
+ * classes to one state (the dead state, or the state a '*' or '**' loops
+ * in): a large policy's rows have 37 entries and differ from their most
+ * common one in about two. So each state keeps that default, and only its
+ * other entries are stored, the rows overlaid on one another where they
+ * leave room (row displacement, as lexer generators pack their tables).
+ *
+ * Every element is two words. Elements 0 to n_states - 1 are the states:
+ * { base, default next state }. The entries follow: the entry of state s in
+ * column k (a byte class, or sg_dfa_accept_column for the rule s accepts) is
+ * element base + k when that element is { s + 1, entry }; otherwise it is
+ * the default (for the rule accepted: SG_NO_RULE). An element past the
+ * array's end belongs to no state. One map, so one lookup of the outer map
+ * per access; two array lookups per byte of the name.
  */
-static inline __u32 sg_dfa_row_width(__u32 n_classes)
+#define SG_DFA_ELEMENT_WORDS 2 /* the value of the DFA table: __u32[SG_DFA_ELEMENT_WORDS] */
+
+static inline __u32 sg_dfa_accept_column(__u32 n_classes)
 {
-	return n_classes + 1;
+	return n_classes;
 }
 
-#define SG_DFA_PER_ELEMENT 2 /* the value of the DFA table: __u32[SG_DFA_PER_ELEMENT] */
+/* The first word of the entry element of @state: 0 is no state's. */
+static inline __u32 sg_dfa_owner(__u32 state)
+{
+	return state + 1;
+}
 
 /* Knobs of the loaded program that the verifier must see: kernel features. */
 struct sg_program_config {

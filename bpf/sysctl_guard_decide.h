@@ -7,6 +7,8 @@
  *   const struct sg_config *sg_env_config(struct sg_env *env);
  *   const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule);
  *   const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text);
+ *   const struct sg_field_bounds *sg_env_bounds(struct sg_env *env, __u32 element);
+ *       element of the rules table holding bounds (sysctl_guard.h), or NULL
  *   __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key);
  *   __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class);
  *   __u32 sg_env_accept(struct sg_env *env, __u32 state);
@@ -55,11 +57,13 @@ struct sg_scratch {
 	__u32 field_start[SG_FIELDS_MAX]; /* where each integer field's text starts in cur */
 	__u32 field_end[SG_FIELDS_MAX];
 	__u32 clamp_to[SG_FIELDS_MAX]; /* 0: kept, 1: min, 2: max */
-	__u32 written_len;	       /* bytes the caller wrote */
-	struct sg_seen_key seen;       /* learning: the seen map's key */
-	__u32 cur_len;		       /* bytes of cur before its NUL */
-	__u32 cur_too_long;	       /* the write did not fit cur */
-	__s64 scanned;		       /* the integer sg_scan_long read last */
+	__s64 min[SG_FIELDS_MAX];      /* the bounds of the rule being checked (sg_load_bounds) */
+	__s64 max[SG_FIELDS_MAX];
+	__u32 written_len;	 /* bytes the caller wrote */
+	struct sg_seen_key seen; /* learning: the seen map's key */
+	__u32 cur_len;		 /* bytes of cur before its NUL */
+	__u32 cur_too_long;	 /* the write did not fit cur */
+	__s64 scanned;		 /* the integer sg_scan_long read last */
 };
 
 struct sg_result {
@@ -432,7 +436,8 @@ static SG_INLINE __u32 sg_scan_plain_decimal(const struct sg_scratch *s, __s64 *
 }
 
 /*
- * Field @f, of value @v, against @rule's ranges: SG_REASON_ACCESS when it is
+ * Field @f, of value @v, against @rule's ranges (their bounds in s->min and
+ * s->max: sg_load_bounds): SG_REASON_ACCESS when it is
  * inside, SG_REASON_CLAMPED when clamping moves it (s->clamp_to[f] says to
  * which bound), or the violation.
  */
@@ -443,7 +448,7 @@ static SG_INLINE __u32 sg_check_field(struct sg_scratch *s, const struct sg_rule
 
 	if (!(rule->flags & SG_RULE_RANGE_ALL) && f >= rule->n_ranges)
 		return SG_REASON_TOO_MANY_FIELDS;
-	__s64 lo = rule->min[r & (SG_FIELDS_MAX - 1)], hi = rule->max[r & (SG_FIELDS_MAX - 1)];
+	__s64 lo = s->min[r & (SG_FIELDS_MAX - 1)], hi = s->max[r & (SG_FIELDS_MAX - 1)];
 	__u32 to = v < lo ? 1 : v > hi ? 2 : 0;
 	if (to && rule->on_violation != SG_VIOLATION_CLAMP)
 		return SG_REASON_OUT_OF_RANGE;
@@ -505,13 +510,32 @@ SG_SUBPROG __u32 sg_check_range(struct sg_scratch *s, const struct sg_rule_entry
 	return clamped ? SG_REASON_CLAMPED : SG_REASON_ACCESS;
 }
 
+/* Puts @rule's bounds in s->min and s->max; 0 when the table lacks one (then deny). */
+static SG_INLINE int sg_load_bounds(struct sg_env *env, struct sg_scratch *s,
+				    const struct sg_rule_entry *rule)
+{
+	__u32 n = (rule->flags & SG_RULE_RANGE_ALL) ? 1 : rule->n_ranges;
+
+	for (__u32 f = 0; f < SG_FIELDS_MAX && f < n; f++) {
+		const struct sg_field_bounds *b = sg_env_bounds(env, rule->bounds + f);
+		if (!b)
+			return 0;
+		s->min[f] = b->min;
+		s->max[f] = b->max;
+	}
+	return 1;
+}
+
 /* sg_check_range, with the plain decimal field read here, without a call. */
-static SG_INLINE __u32 sg_check_plain_range(struct sg_scratch *s, const struct sg_rule_entry *rule,
-					    __u32 *n_fields)
+static SG_INLINE __u32 sg_check_plain_range(struct sg_env *env, struct sg_scratch *s,
+					    const struct sg_rule_entry *rule, __u32 *n_fields)
 {
 	__s64 v;
-	__u32 digits = sg_scan_plain_decimal(s, &v);
+	__u32 digits;
 
+	if (!sg_load_bounds(env, s, rule))
+		return SG_REASON_OUT_OF_RANGE;
+	digits = sg_scan_plain_decimal(s, &v);
 	if (!digits)
 		return sg_check_range(s, rule, n_fields);
 	s->field_start[0] = 0;
@@ -569,7 +593,7 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
 		return SG_REASON_NOT_IN_VALUES;
 	if (rule->flags & SG_RULE_RANGE) {
-		reason = sg_check_plain_range(s, rule, &n_fields);
+		reason = sg_check_plain_range(env, s, rule, &n_fields);
 		if (reason != SG_REASON_ACCESS && reason != SG_REASON_CLAMPED)
 			return reason;
 	}
@@ -657,7 +681,7 @@ static SG_INLINE int sg_rule_keeps(struct sg_env *env, struct sg_scratch *s, __u
 	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
 		return 0;
 	if ((rule->flags & SG_RULE_RANGE) &&
-	    sg_check_plain_range(s, rule, &n_fields) != SG_REASON_ACCESS)
+	    sg_check_plain_range(env, s, rule, &n_fields) != SG_REASON_ACCESS)
 		return 0;
 	return !(rule->flags & SG_RULE_REWRITE) || sg_cur_is_rewrite(env, s, rule);
 }

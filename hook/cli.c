@@ -232,7 +232,8 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 		unsigned n = (e->flags & SG_RULE_RANGE_ALL) ? 1 : e->n_ranges;
 		printf(", range");
 		for (unsigned i = 0; i < n; i++)
-			printf(" [%lld, %lld]", (long long)e->min[i], (long long)e->max[i]);
+			printf(" [%lld, %lld]", (long long)sg_compiled_bounds(c, e, i)->min,
+			       (long long)sg_compiled_bounds(c, e, i)->max);
 		if (e->on_violation == SG_VIOLATION_CLAMP)
 			printf(", on_violation clamp");
 	}

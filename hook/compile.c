@@ -897,8 +897,8 @@ static int fill_text(struct sg_rule_text *t, const struct sg_rule_entry *e, cons
 	size_t n = e->flags & SG_RULE_RANGE_ALL ? 1 : e->n_ranges;
 
 	for (size_t f = 0; f < n; f++) {
-		set_bound_text(&t->bound[f][0], e->min[f]);
-		set_bound_text(&t->bound[f][1], e->max[f]);
+		set_bound_text(&t->bound[f][0], r->ranges[f].min);
+		set_bound_text(&t->bound[f][1], r->ranges[f].max);
 	}
 	if (!r->rewrite)
 		return 0;
@@ -913,9 +913,64 @@ static int fill_text(struct sg_rule_text *t, const struct sg_rule_entry *e, cons
 	return 0;
 }
 
+/*
+ * The sequences of bounds in c->bounds, by their hash: each is stored once.
+ * Open addressing, at most half full.
+ */
+struct bounds_index {
+	uint32_t *first; /* 0: free; else 1 + the sequence's first index in c->bounds */
+	uint8_t *len;
+	size_t mask;
+};
+
+static void bounds_index_init(struct bounds_index *bi, size_t n_sequences)
+{
+	size_t cap = 2;
+	while (cap < 2 * n_sequences)
+		cap *= 2;
+	bi->first = sg_xcalloc(cap, sizeof(*bi->first));
+	bi->len = sg_xcalloc(cap, sizeof(*bi->len));
+	bi->mask = cap - 1;
+}
+
+static void bounds_index_free(struct bounds_index *bi)
+{
+	free(bi->first);
+	free(bi->len);
+}
+
+static bool same_bounds(const struct sg_field_bounds *b, const struct sg_range *ranges, size_t n)
+{
+	for (size_t f = 0; f < n; f++)
+		if (b[f].min != ranges[f].min || b[f].max != ranges[f].max)
+			return false;
+	return true;
+}
+
+/* The rules-table element of the bounds of @n fields, @ranges: added unless some rule has them. */
+static uint32_t add_bounds(struct sg_compiled *c, struct bounds_index *bi,
+			   const struct sg_range *ranges, size_t n)
+{
+	uint64_t h = n;
+	size_t at;
+
+	for (size_t f = 0; f < n; f++)
+		h = sg_hash_mix(sg_hash_mix(h, (uint64_t)ranges[f].min), (uint64_t)ranges[f].max);
+	for (at = h & bi->mask; bi->first[at]; at = (at + 1) & bi->mask)
+		if (bi->len[at] == n && same_bounds(&c->bounds[bi->first[at] - 1], ranges, n))
+			return c->config.n_rules + bi->first[at] - 1;
+	const uint32_t first = c->n_bounds;
+	for (size_t f = 0; f < n; f++)
+		c->bounds[c->n_bounds++] = (struct sg_field_bounds){ranges[f].min, ranges[f].max};
+	bi->first[at] = first + 1;
+	bi->len[at] = (uint8_t)n;
+	return c->config.n_rules + first;
+}
+
 /* Fills the rule entry (and text) of a policy rule; checks what the tables cannot hold. */
-static int fill_rule(struct sg_compiled *c, uint32_t rule, const struct sg_rule *r, uint8_t layer,
-		     const struct sg_rule_origin *where, struct sg_err *err)
+static int fill_rule(struct sg_compiled *c, struct bounds_index *bi, uint32_t rule,
+		     const struct sg_rule *r, uint8_t layer, const struct sg_rule_origin *where,
+		     struct sg_err *err)
 {
 	struct sg_rule_entry *e = &c->rules[rule];
 	char buf[256];
@@ -943,11 +998,8 @@ static int fill_rule(struct sg_compiled *c, uint32_t rule, const struct sg_rule 
 		} else {
 			e->n_ranges = (uint8_t)r->n_ranges;
 		}
-		size_t n = e->flags & SG_RULE_RANGE_ALL ? 1 : r->n_ranges;
-		for (size_t f = 0; f < n; f++) {
-			e->min[f] = r->ranges[f].min;
-			e->max[f] = r->ranges[f].max;
-		}
+		e->bounds =
+		    add_bounds(c, bi, r->ranges, e->flags & SG_RULE_RANGE_ALL ? 1 : r->n_ranges);
 	}
 	if (!rule_has_text(r))
 		return 0;
@@ -1168,7 +1220,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
  */
 static int compile_policy_rules(const struct sg_policy_set *set,
 				const struct rule_patterns *patterns, struct sg_compiled *c,
-				struct sg_err *err)
+				struct bounds_index *bi, struct sg_err *err)
 {
 	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
 		const struct sg_policy *p = &set->layers[l];
@@ -1178,7 +1230,7 @@ static int compile_policy_rules(const struct sg_policy_set *set,
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
 			const struct sg_rule_origin where = policy_rule_origin(p, i);
-			int r = fill_rule(c, (uint32_t)g, rule, (uint8_t)l, &where, err);
+			int r = fill_rule(c, bi, (uint32_t)g, rule, (uint8_t)l, &where, err);
 			if (r < 0)
 				return r;
 			c->origins[g] = where;
@@ -1263,7 +1315,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
-	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0;
+	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0, n_ranged = 0,
+	       n_bounds = 0;
+	struct bounds_index bounds;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -1274,7 +1328,11 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		n_policy_rules += set->layers[l].n_rules;
 		for (size_t i = 0; i < set->layers[l].n_rules; i++) {
 			n_values += set->layers[l].rules[i].n_values;
-			n_texts += rule_has_text(&set->layers[l].rules[i]);
+			const struct sg_rule *rule = &set->layers[l].rules[i];
+			n_texts += rule_has_text(rule);
+			n_ranged += rule->n_ranges > 0;
+			n_bounds +=
+			    rule->n_ranges; /* at most SG_FIELDS_MAX each: fill_rule checks */
 		}
 	}
 	pinned_rule = group_pinned(set, &n_pinned_rules);
@@ -1295,10 +1353,13 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
 	c.origins = sg_xcalloc(c.config.n_rules, sizeof(*c.origins));
 	c.texts = sg_xcalloc(n_texts, sizeof(*c.texts));
+	c.bounds = sg_xcalloc(n_bounds ? n_bounds : 1, sizeof(*c.bounds));
 	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
 	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
-	if ((r = compile_policy_rules(set, &patterns, &c, err)) < 0 ||
-	    (r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err)) < 0)
+	bounds_index_init(&bounds, n_ranged);
+	r = compile_policy_rules(set, &patterns, &c, &bounds, err);
+	bounds_index_free(&bounds);
+	if (r < 0 || (r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err)) < 0)
 		return r;
 	build_exact_table(&c);
 	build_values_table(&c);
@@ -1367,6 +1428,8 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	}
 	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	hash_count(h, c->n_bounds);
+	sg_siphash_update(h, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
 	hash_count(h, c->n_texts);
 	sg_siphash_update(h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
 	hash_count(h, c->n_exact);
@@ -1396,6 +1459,7 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->accept);
 	free(compiled->rules);
 	free(compiled->origins);
+	free(compiled->bounds);
 	free(compiled->texts);
 	free(compiled->exact);
 	free(compiled->values);

@@ -58,7 +58,10 @@ struct sg_compiled {
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
-	size_t rule_names_bytes;    /* of the origins' names, each with its NUL */
+	size_t rule_names_bytes; /* of the origins' names, each with its NUL */
+	struct sg_field_bounds
+	    *bounds; /* elements n_rules on of the rules table: sg_rule_entry.bounds */
+	uint32_t n_bounds;
 	struct sg_rule_text *texts; /* of the rules that rewrite or clamp (sg_rule_entry.text) */
 	uint32_t n_texts;
 
@@ -76,6 +79,13 @@ struct sg_compiled {
 	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
 	size_t n_values;
 };
+
+/* The bounds of field @f of rule entry @e (SG_RULE_RANGE): after the rules in their table. */
+static inline const struct sg_field_bounds *
+sg_compiled_bounds(const struct sg_compiled *c, const struct sg_rule_entry *e, uint32_t f)
+{
+	return &c->bounds[e->bounds - c->config.n_rules + f];
+}
 
 /* The state after @state on a byte of class @cls. */
 static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, uint32_t cls)

@@ -27,6 +27,14 @@ static inline const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 
 	return rule < env->c->config.n_rules ? &env->c->rules[rule] : NULL;
 }
 
+static inline const struct sg_field_bounds *sg_env_bounds(struct sg_env *env, __u32 element)
+{
+	const struct sg_compiled *c = env->c;
+	return element >= c->config.n_rules && element - c->config.n_rules < c->n_bounds
+		   ? &c->bounds[element - c->config.n_rules]
+		   : NULL;
+}
+
 static inline const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
 {
 	return text < env->c->n_texts ? &env->c->texts[text] : NULL;

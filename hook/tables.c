@@ -20,6 +20,7 @@
 
 #include <bpf/bpf.h>
 
+#include "dfa_pack.h"
 #include "eval.h"
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
@@ -99,14 +100,10 @@ static size_t rule_names_units(const struct sg_compiled *c)
 	return (c->rule_names_bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
 }
 
-static size_t dfa_entries(const struct sg_compiled *c)
+/* The rules, then the bounds of their ranges (sysctl_guard.h). */
+static size_t rules_elements(const struct sg_compiled *c)
 {
-	return (size_t)c->n_states * sg_dfa_row_width(c->config.n_classes);
-}
-
-static size_t dfa_elements(const struct sg_compiled *c)
-{
-	return (dfa_entries(c) + SG_DFA_PER_ELEMENT - 1) / SG_DFA_PER_ELEMENT;
+	return (size_t)c->config.n_rules + c->n_bounds;
 }
 
 static uint32_t counter_rows(const struct sg_compiled *c)
@@ -127,6 +124,7 @@ struct table_sizes {
 	size_t n_long;		/* long exact names (long_names) */
 	uint32_t exact_buckets; /* of the hashed tables' arrays (hashtab.h) */
 	uint32_t value_buckets;
+	size_t dfa_elements; /* of the packed DFA (dfa_pack.h) */
 };
 
 /*
@@ -150,11 +148,11 @@ static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
 					  sizeof(uint32_t), n_long, 0};
 	case SG_TABLE_DFA:
 		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
+					  SG_DFA_ELEMENT_WORDS * sizeof(uint32_t), sz->dfa_elements,
 					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
 	case SG_TABLE_RULES:
 		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_rule_entry), c->config.n_rules,
+					  sizeof(struct sg_rule_entry), rules_elements(c),
 					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
 	case SG_TABLE_VALUES:
 		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
@@ -261,56 +259,26 @@ static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void 
 	return 0;
 }
 
-/* Where the DFA's entries stand: the state and the column of the next one. */
-struct dfa_cursor {
-	const struct sg_compiled *c;
-	size_t state;
-	uint32_t col;
-};
-
-/*
- * The DFA as the program reads it: each state's row of next states, then
- * what it accepts; the rows end to end, SG_DFA_PER_ELEMENT entries to an
- * element, zeros after the last. The elements fill their stride, so the
- * window is one array of entries: rows are copied, not walked entry by entry.
- */
+/* The packed DFA's elements fill their stride: a window is one array of them. */
 static void dfa_elements_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
-	struct dfa_cursor *cur = arg;
-	const struct sg_compiled *c = cur->c;
-	const uint32_t classes = c->config.n_classes;
-	uint32_t *entries = (uint32_t *)dst;
-	size_t left = count * SG_DFA_PER_ELEMENT;
-
-	(void)first; /* the windows come in order: the cursor knows where they start */
 	(void)stride;
-	while (left > 0 && cur->state < c->n_states) {
-		size_t take = 1;
-		if (cur->col < classes) {
-			take = classes - cur->col < left ? classes - cur->col : left;
-			sg_dfa_next_states(c, cur->state * classes + cur->col, take, entries);
-		} else {
-			*entries = c->accept[cur->state];
-		}
-		entries += take;
-		left -= take;
-		cur->col += (uint32_t)take;
-		if (cur->col == sg_dfa_row_width(classes)) {
-			cur->col = 0;
-			cur->state++;
-		}
-	}
-	memset(entries, 0, left * sizeof(*entries));
+	sg_dfa_packed_write(arg, first, count, (sg_dfa_element *)dst);
 }
-_Static_assert(SG_DFA_PER_ELEMENT * sizeof(uint32_t) % 8 == 0,
-	       "DFA elements fill their 8-byte stride: a window is one array of entries");
+_Static_assert(sizeof(sg_dfa_element) % 8 == 0,
+	       "DFA elements fill their 8-byte stride: a window is one array of them");
 
 static void rule_entries_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
 	const struct sg_compiled *c = arg;
-	for (size_t k = 0; k < count; k++)
-		memcpy(dst + k * stride, &c->rules[first + k], sizeof(c->rules[0]));
+	for (size_t k = first; k < first + count; k++, dst += stride)
+		if (k < c->config.n_rules)
+			memcpy(dst, &c->rules[k], sizeof(c->rules[0]));
+		else
+			memcpy(dst, &c->bounds[k - c->config.n_rules], sizeof(c->bounds[0]));
 }
+_Static_assert(sizeof(struct sg_field_bounds) == sizeof(struct sg_rule_entry),
+	       "the bounds are elements of the rules table");
 
 static void rule_texts_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
 {
@@ -408,13 +376,19 @@ static void value_buckets_at(size_t first, size_t count, char *dst, size_t strid
 	sg_lay_value_buckets(f->t, first, count, dst, stride);
 }
 
+/* What a policy's tables are laid out from besides the compiled policy: planned per table. */
+struct planned_tables {
+	struct sg_hashed_tables hashed;
+	struct sg_dfa_packed dfa;
+};
+
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
 static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
-		    const struct sg_hashed_tables *t)
+		    const struct planned_tables *planned)
 {
 	void *arg = (void *)c; /* the fills only read it */
 	struct names_cursor names = {.c = c};
-	struct dfa_cursor dfa = {.c = c};
+	const struct sg_hashed_tables *t = &planned->hashed;
 	struct hashed_fill hashed = {.c = c, .t = t};
 
 	switch (pin) {
@@ -424,10 +398,10 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 	case SG_TABLE_EXACT_LONG:
 		return fill_long_names(fd, c);
 	case SG_TABLE_DFA:
-		return fill_mapped(fd, SG_DFA_PER_ELEMENT * sizeof(uint32_t), dfa_elements(c),
-				   dfa_elements_at, &dfa);
+		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa.n_elements,
+				   dfa_elements_at, (void *)&planned->dfa);
 	case SG_TABLE_RULES:
-		return fill_mapped(fd, sizeof(struct sg_rule_entry), c->config.n_rules,
+		return fill_mapped(fd, sizeof(struct sg_rule_entry), rules_elements(c),
 				   rule_entries_at, arg);
 	case SG_TABLE_VALUES:
 		return fill_mapped(fd, sizeof(struct sg_value_bucket), t->values.n_buckets,
@@ -453,8 +427,8 @@ struct maps_work {
 	const struct sg_compiled *c;
 	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
 	struct policy_maps *m;
-	struct table_sizes sizes; /* each bucket count set by the thread that plans its table */
-	struct sg_hashed_tables hashed;
+	struct table_sizes sizes; /* each table's size set by the thread that plans it */
+	struct planned_tables planned;
 	size_t next; /* the next index of make_order to take (atomic) */
 	int error;   /* 0 or the first negative errno (atomic) */
 };
@@ -466,21 +440,26 @@ static const size_t make_order[] = {SG_TABLE_EXACT, SG_TABLE_DFA,	 SG_TABLE_VALU
 _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
 
 /*
- * Plans the hashed table of pin @pin, if it is one: its map's size follows.
- * A plan that fails (entries whose hashes crowd together at every size, which
- * a new seed would all but surely undo) is -EOVERFLOW, told apart from the
- * kernel's errors (sg_tables_get).
+ * Plans the table of pin @pin, if it needs a plan: its map's size follows.
+ * A hashed table's plan that fails (entries whose hashes crowd together at
+ * every size, which a new seed would all but surely undo) is -EOVERFLOW,
+ * told apart from the kernel's errors (sg_tables_get).
  */
 static int plan_table(struct maps_work *w, size_t pin)
 {
+	struct sg_hashed_tables *hashed = &w->planned.hashed;
 	int r;
 
 	if (pin == SG_TABLE_EXACT) {
-		r = sg_plan_exact(&w->hashed, w->c);
-		w->sizes.exact_buckets = w->hashed.exact.n_buckets;
+		r = sg_plan_exact(hashed, w->c);
+		w->sizes.exact_buckets = hashed->exact.n_buckets;
 	} else if (pin == SG_TABLE_VALUES) {
-		r = sg_plan_values(&w->hashed, w->c, w->info->config.hash_key);
-		w->sizes.value_buckets = w->hashed.values.n_buckets;
+		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
+		w->sizes.value_buckets = hashed->values.n_buckets;
+	} else if (pin == SG_TABLE_DFA) {
+		sg_dfa_pack(w->c, &w->planned.dfa);
+		w->sizes.dfa_elements = w->planned.dfa.n_elements;
+		return 0;
 	} else {
 		return 0;
 	}
@@ -491,7 +470,7 @@ static int plan_table(struct maps_work *w, size_t pin)
 
 /* Makes and fills the map of pin @pin into *@fd (-1 when not made): 0 or -errno. */
 static int make_filled(const struct sg_compiled *c, size_t pin, const struct table_sizes *sizes,
-		       const struct sg_hashed_tables *hashed, int *fd)
+		       const struct planned_tables *planned, int *fd)
 {
 	char fault[32];
 
@@ -502,7 +481,7 @@ static int make_filled(const struct sg_compiled *c, size_t pin, const struct tab
 	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
 	if (sg_injected_fault(fault))
 		return -EIO;
-	return fill_map(*fd, pin, c, hashed);
+	return fill_map(*fd, pin, c, planned);
 }
 
 static int make_map(struct maps_work *w, size_t pin)
@@ -510,7 +489,7 @@ static int make_map(struct maps_work *w, size_t pin)
 	if (is_absent(w->c, w->sizes.n_long, pin))
 		return 0;
 	int r = plan_table(w, pin);
-	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->hashed, &w->m->fds[pin]);
+	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
 }
 
 static void *make_maps_thread(void *arg)
@@ -541,7 +520,8 @@ static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 {
 	const struct table_sizes likely = {
 	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
-	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1};
+	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1,
+	    (size_t)c->n_states * 3 /* the states and about two entries each: dfa_pack.h */};
 	size_t bytes = 0;
 	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
 		struct map_shape shape = map_shape(c, pin, &likely);
@@ -567,7 +547,7 @@ static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
 		       bool large)
 {
 	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
-	mk->w.hashed.seed = info->config.table_seed;
+	mk->w.planned.hashed.seed = info->config.table_seed;
 	mk->helper_started =
 	    large && pthread_create(&mk->helper, NULL, make_maps_thread, &mk->w) == 0;
 }
@@ -589,9 +569,10 @@ static int end_maps(struct maps_making *mk, bool cancel)
 	}
 	if (mk->helper_started)
 		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
-	mk->w.info->config.exact_homes = mk->w.hashed.exact.n_homes;
-	mk->w.info->config.value_homes = mk->w.hashed.values.n_homes;
-	sg_hashed_tables_free(&mk->w.hashed);
+	mk->w.info->config.exact_homes = mk->w.planned.hashed.exact.n_homes;
+	mk->w.info->config.value_homes = mk->w.planned.hashed.values.n_homes;
+	sg_hashed_tables_free(&mk->w.planned.hashed);
+	sg_dfa_packed_free(&mk->w.planned.dfa);
 	return mk->w.error;
 }
 

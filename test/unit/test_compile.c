@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "dfa_pack.h"
 #include "eval.h"
 #include "name.h"
 #include "test.h"
@@ -98,6 +99,38 @@ static void compile_ok(const struct sg_policy_set *set, struct sg_compiled *c)
 }
 
 /* The tables are well formed: state 0 dead, every index in range, keys sorted and unique. */
+/*
+ * The DFA as the program reads it (dfa_pack.h), written in two windows as
+ * tables.c writes them, holds every entry of the compiled one.
+ */
+static void check_packed(const struct sg_compiled *c)
+{
+	const uint32_t nc = c->config.n_classes;
+	struct sg_dfa_packed p;
+
+	sg_dfa_pack(c, &p);
+	CHECK(p.n_elements >= c->n_states);
+	const size_t n = p.n_elements, split = n / 3;
+	sg_dfa_element *elements = sg_xcalloc(n, sizeof(*elements));
+	memset(elements, 0xff, n * sizeof(*elements)); /* the writer leaves nothing as it was */
+	sg_dfa_packed_write(&p, 0, split, elements);
+	sg_dfa_packed_write(&p, split, n - split, elements + split);
+	for (uint32_t s = 0; s < c->n_states; s++) {
+		bool same = sg_dfa_element_lookup(elements, n, s, sg_dfa_accept_column(nc), true) ==
+			    c->accept[s];
+		for (uint32_t cl = 0; cl < nc && same; cl++)
+			same = sg_dfa_element_lookup(elements, n, s, cl, false) ==
+			       sg_dfa_next(c, s, cl);
+		if (!same) {
+			fprintf(stderr, "  packed DFA: state %u of %u differs\n", s, c->n_states);
+			CHECK(same);
+			break;
+		}
+	}
+	free(elements);
+	sg_dfa_packed_free(&p);
+}
+
 static void check_invariants(const struct sg_compiled *c)
 {
 	uint32_t nc = c->config.n_classes;
@@ -128,6 +161,7 @@ static void check_invariants(const struct sg_compiled *c)
 			break;
 		}
 	}
+	check_packed(c);
 	for (size_t i = 1; i < c->n_exact; i++) {
 		const struct sg_exact_name *a = &c->exact[i - 1], *b = &c->exact[i];
 		int order = a->layer != b->layer   ? (a->layer > b->layer) - (a->layer < b->layer)
@@ -221,7 +255,8 @@ TEST(rule_entries)
 
 	e = &c.rules[1];
 	CHECK(e->flags == (SG_RULE_RANGE | SG_RULE_RANGE_ALL));
-	CHECK(e->min[0] == 128 && e->max[0] == 4096 && e->on_violation == SG_VIOLATION_CLAMP);
+	CHECK(sg_compiled_bounds(&c, e, 0)->min == 128 &&
+	      sg_compiled_bounds(&c, e, 0)->max == 4096 && e->on_violation == SG_VIOLATION_CLAMP);
 	CHECK(e->text == 1 && c.texts[1].rewrite_len == 0);
 	CHECK(c.texts[1].bound[0][0].len == 3 && strcmp(c.texts[1].bound[0][0].text, "128") == 0);
 	CHECK(c.texts[1].bound[0][1].len == 4 && strcmp(c.texts[1].bound[0][1].text, "4096") == 0);
@@ -230,7 +265,10 @@ TEST(rule_entries)
 
 	e = &c.rules[2];
 	CHECK(e->flags == SG_RULE_RANGE && e->n_ranges == 2);
-	CHECK(e->min[0] == 1024 && e->max[0] == 65535 && e->min[1] == 2048 && e->max[1] == 60000);
+	CHECK(sg_compiled_bounds(&c, e, 0)->min == 1024 &&
+	      sg_compiled_bounds(&c, e, 0)->max == 65535 &&
+	      sg_compiled_bounds(&c, e, 1)->min == 2048 &&
+	      sg_compiled_bounds(&c, e, 1)->max == 60000);
 	CHECK(e->on_violation == SG_VIOLATION_DENY);
 
 	CHECK(c.rules[3].flags == SG_RULE_VALUES);
@@ -252,6 +290,30 @@ TEST(rule_entries)
 
 	sg_compiled_free(&c);
 	CHECK(c.rules == NULL && c.transitions == NULL && c.n_states == 0);
+	free_set(&set);
+}
+
+/* Each sequence of bounds is stored once, after the rules, whichever rules have it. */
+TEST(rules_with_the_same_ranges_share_their_bounds)
+{
+	const struct sg_range ten = {0, 10}, two[] = {{0, 10}, {5, 6}};
+	struct sg_policy_set set = {.n_layers = 1};
+	struct sg_policy *p = &set.layers[0];
+	struct sg_compiled c;
+
+	p->origin = "ranges.json";
+	set_ranges(add_rule(p, "a.a", SG_ACCESS_READ_WRITE), &ten, 1, false);
+	set_ranges(add_rule(p, "a.b", SG_ACCESS_READ_WRITE), &ten, 1, false);
+	set_ranges(add_rule(p, "a.c", SG_ACCESS_READ_WRITE), two, 2, true);
+	set_ranges(add_rule(p, "a.d", SG_ACCESS_READ_WRITE), &ten, 1, true);
+	add_rule(p, "a.e", SG_ACCESS_READ_WRITE);
+	compile_ok(&set, &c);
+	CHECK(c.n_bounds == 3);
+	CHECK(c.rules[0].bounds == c.config.n_rules && c.rules[1].bounds == c.rules[0].bounds);
+	CHECK(c.rules[2].bounds == c.config.n_rules + 1 && c.rules[3].bounds == c.rules[0].bounds);
+	CHECK(sg_compiled_bounds(&c, &c.rules[2], 1)->min == 5);
+	CHECK(c.rules[4].bounds == 0 && !(c.rules[4].flags & SG_RULE_RANGE));
+	sg_compiled_free(&c);
 	free_set(&set);
 }
 
@@ -920,9 +982,9 @@ TEST(patterns_that_never_win)
 	free_set(&set);
 }
 
-RUN_TESTS(T(rule_entries), T(lookups), T(decisions_over_the_tables),
-	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
-	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
-	  T(wide_tables_past_65536_states), T(differential_small_policies),
+RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds), T(lookups),
+	  T(decisions_over_the_tables), T(layers_without_patterns_start_dead),
+	  T(byte_classes_stay_few), T(limits_are_input_errors), T(too_many_rules),
+	  T(too_many_states), T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
 	  T(patterns_that_never_win))

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dfa_pack.h"
+
+#include <string.h>
+
+#include "util.h"
+
+/* Columns of a row: the byte classes and the accepted rule's. */
+static uint32_t columns_of(const struct sg_compiled *c)
+{
+	return sg_dfa_accept_column(c->config.n_classes) + 1;
+}
+
+/* A state's row, its accepted rule last: at most 256 classes and that. */
+struct row {
+	uint32_t entry[257];
+	uint32_t column[257]; /* of the extras, those unlike the default */
+	uint32_t n_extras;
+};
+
+/*
+ * The entry most of @row's @n holds, when one holds more than half: the
+ * majority vote (Boyer and Moore) finds it in one pass. Without such an
+ * entry it returns another, which costs room, never correctness: every
+ * entry unlike the default is stored.
+ */
+static uint32_t majority(const uint32_t *row, uint32_t n)
+{
+	uint32_t candidate = row[0], lead = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (lead == 0)
+			candidate = row[i];
+		lead += row[i] == candidate ? 1 : (uint32_t)-1;
+	}
+	return candidate;
+}
+
+/* A guess at the majority, three reads: nearly every row's shows in two of them. */
+static uint32_t likely_majority(const uint32_t *row, uint32_t n)
+{
+	const uint32_t first = row[0], middle = row[n / 2], last = row[n - 1];
+	return first == middle || first == last ? first : middle;
+}
+
+static uint32_t count_unlike(const uint32_t *row, uint32_t n, uint32_t entry)
+{
+	uint32_t unlike = 0;
+	for (uint32_t i = 0; i < n; i++)
+		unlike += row[i] != entry;
+	return unlike;
+}
+
+static void read_row(const struct sg_compiled *c, uint32_t s, struct row *r)
+{
+	const uint32_t classes = c->config.n_classes;
+	sg_dfa_next_states(c, (size_t)s * classes, classes, r->entry);
+	r->entry[classes] = c->accept[s];
+}
+
+/* The columns of @r unlike @dflt (the accepted rule's: unlike SG_NO_RULE). */
+static void find_extras(const struct sg_compiled *c, struct row *r, uint32_t dflt)
+{
+	const uint32_t classes = c->config.n_classes;
+	r->n_extras = 0;
+	for (uint32_t k = 0; k < classes; k++)
+		if (r->entry[k] != dflt)
+			r->column[r->n_extras++] = k;
+	if (r->entry[classes] != SG_NO_RULE)
+		r->column[r->n_extras++] = classes;
+}
+
+/*
+ * The entry elements, counted from the first after the states: each free
+ * one is its own next_free, a taken one leads on to a free one (union-find
+ * with path compression). Before end some are taken, from end on none.
+ */
+struct room {
+	uint32_t *next_free;
+	size_t cap, end;
+};
+
+static void make_room(struct room *rm, size_t end)
+{
+	if (end <= rm->cap)
+		return;
+	size_t cap = rm->cap * 2 > end ? rm->cap * 2 : end;
+	rm->next_free = sg_xrealloc(rm->next_free, cap, sizeof(*rm->next_free));
+	for (size_t i = rm->cap; i < cap; i++)
+		rm->next_free[i] = (uint32_t)i;
+	rm->cap = cap;
+}
+
+static bool is_free(const struct room *rm, size_t i)
+{
+	return i >= rm->cap || rm->next_free[i] == i;
+}
+
+/* The first free element from @i on. */
+static size_t free_from(struct room *rm, size_t i)
+{
+	size_t found = i;
+	while (!is_free(rm, found))
+		found = rm->next_free[found];
+	while (i != found) {
+		uint32_t next = rm->next_free[i];
+		rm->next_free[i] = (uint32_t)found;
+		i = next;
+	}
+	return found;
+}
+
+static bool fits(const struct room *rm, size_t offset, const struct row *r)
+{
+	for (uint32_t i = 0; i < r->n_extras; i++)
+		if (!is_free(rm, offset + r->column[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Free elements a row of several extras tries before it goes past the last
+ * one taken, and how far back from there it starts: holes that fit no row
+ * of its shape would otherwise be tried by every row after it (13,700 rows
+ * of two extras: 150 ms).
+ */
+enum { TRIES = 16, NEAR_END = 64 };
+
+/* The lowest offset, of those tried, where each extra of @r lands on a free element; takes them. */
+static uint32_t place_row(struct room *rm, const struct row *r, uint32_t columns)
+{
+	const uint32_t first = r->column[0];
+	/* rows of one extra come last and fill the holes the others left */
+	size_t from = r->n_extras > 1 && rm->end > NEAR_END ? rm->end - NEAR_END : 0;
+	size_t at = free_from(rm, from > first ? from : first); /* where the first extra would go */
+
+	for (int tries = 0; !fits(rm, at - first, r); tries++)
+		at = tries < TRIES ? free_from(rm, at + 1) : rm->end + first;
+	const size_t offset = at - first;
+	make_room(rm, offset + columns);
+	for (uint32_t i = 0; i < r->n_extras; i++) {
+		const size_t taken = offset + r->column[i];
+		rm->next_free[taken] = (uint32_t)(taken + 1);
+		if (taken + 1 > rm->end)
+			rm->end = taken + 1;
+	}
+	return (uint32_t)offset;
+}
+
+/* Each state's default and how many extras its row has; the most any has. */
+static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
+{
+	const struct sg_compiled *c = p->c;
+	const uint32_t classes = c->config.n_classes;
+	uint32_t most = 0;
+
+	for (uint32_t s = 0; s < c->n_states; s++) {
+		read_row(c, s, r);
+		uint32_t d = likely_majority(r->entry, classes);
+		if (count_unlike(r->entry, classes, d) * 2 > classes)
+			d = majority(r->entry, classes);
+		p->defaults[s] = d;
+		p->extras[s] = (uint16_t)(count_unlike(r->entry, classes, d) +
+					  (r->entry[classes] != SG_NO_RULE));
+		most = p->extras[s] > most ? p->extras[s] : most;
+	}
+	return most;
+}
+
+/* The states by their extras, most first (a counting sort): the widest rows go where room is easy
+ * to find. */
+static uint32_t *placing_order(const struct sg_dfa_packed *p, uint32_t most)
+{
+	const uint32_t n = p->c->n_states;
+	_cleanup_free_ uint32_t *start = sg_xcalloc((size_t)most + 2, sizeof(*start));
+	uint32_t *order = sg_xcalloc(n ? n : 1, sizeof(*order));
+
+	for (uint32_t s = 0; s < n; s++)
+		start[most - p->extras[s] + 1]++;
+	for (uint32_t k = 1; k <= most + 1; k++)
+		start[k] += start[k - 1];
+	for (uint32_t s = 0; s < n; s++)
+		order[start[most - p->extras[s]]++] = s;
+	return order;
+}
+
+void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
+{
+	const size_t n = c->n_states ? c->n_states : 1;
+	struct room rm = {0};
+	struct row r;
+
+	*out = (struct sg_dfa_packed){.c = c};
+	out->defaults = sg_xcalloc(n, sizeof(*out->defaults));
+	out->offsets = sg_xcalloc(n, sizeof(*out->offsets));
+	out->extras = sg_xcalloc(n, sizeof(*out->extras));
+	_cleanup_free_ uint32_t *order = placing_order(out, choose_defaults(out, &r));
+	for (uint32_t i = 0; i < c->n_states && out->extras[order[i]]; i++) {
+		read_row(c, order[i], &r);
+		find_extras(c, &r, out->defaults[order[i]]);
+		out->offsets[order[i]] = place_row(&rm, &r, columns_of(c));
+	}
+	free(rm.next_free);
+	out->n_elements = (size_t)c->n_states + rm.end;
+	if (out->n_elements == 0)
+		out->n_elements = 1; /* an array map has at least one element */
+}
+
+void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t count,
+			 sg_dfa_element *dst)
+{
+	const struct sg_compiled *c = p->c;
+	const size_t n = c->n_states, end = first + count;
+	struct row r;
+
+	memset(dst, 0, count * sizeof(*dst));
+	for (size_t s = first; s < n && s < end; s++) {
+		dst[s - first][0] = (uint32_t)(n + p->offsets[s]);
+		dst[s - first][1] = p->defaults[s];
+	}
+	for (uint32_t s = 0; s < n; s++) {
+		const size_t base = n + p->offsets[s];
+		if (!p->extras[s] || base >= end || base + columns_of(c) <= first)
+			continue;
+		read_row(c, s, &r);
+		find_extras(c, &r, p->defaults[s]);
+		for (uint32_t i = 0; i < r.n_extras; i++) {
+			const size_t at = base + r.column[i];
+			if (at >= first && at < end) {
+				dst[at - first][0] = sg_dfa_owner(s);
+				dst[at - first][1] = r.entry[r.column[i]];
+			}
+		}
+	}
+}
+
+uint32_t sg_dfa_element_lookup(const sg_dfa_element *elements, size_t n, uint32_t state,
+			       uint32_t column, bool accept)
+{
+	if (state >= n)
+		return accept ? SG_NO_RULE : SG_DEAD_STATE;
+	const uint32_t *s = elements[state];
+	const size_t at = (size_t)s[0] + column;
+	if (at < n && elements[at][0] == sg_dfa_owner(state))
+		return elements[at][1];
+	return accept ? SG_NO_RULE : s[1];
+}
+
+void sg_dfa_packed_free(struct sg_dfa_packed *p)
+{
+	free(p->defaults);
+	free(p->offsets);
+	free(p->extras);
+	*p = (struct sg_dfa_packed){0};
+}
