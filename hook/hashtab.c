@@ -10,7 +10,8 @@
 
 uint32_t sg_hash_homes_for(size_t n)
 {
-	size_t homes = (n * 2 + SG_HASH_WAYS - 1) / SG_HASH_WAYS;
+	/* n / (0.8 * SG_HASH_WAYS), rounded up */
+	size_t homes = (n * 5 + 4 * SG_HASH_WAYS - 1) / (4 * SG_HASH_WAYS);
 	return homes ? (uint32_t)homes : 1;
 }
 
@@ -33,19 +34,40 @@ static bool place(struct sg_hash_plan *plan, uint8_t *used, uint32_t home, uint3
 	return false;
 }
 
+/*
+ * The entries in order of their home buckets (a counting sort). Placed in
+ * that order, an entry is pushed out of its home only by entries of homes
+ * up to its own, never by a later one: the displacements stay short (Robin
+ * Hood's layout), where placing them as they come leaves some long ones.
+ */
+static uint32_t *by_home(const uint64_t *hashes, size_t n, uint32_t n_homes)
+{
+	_cleanup_free_ uint32_t *start = sg_xcalloc((size_t)n_homes + 1, sizeof(*start));
+	uint32_t *order = sg_xcalloc(n ? n : 1, sizeof(*order));
+
+	for (size_t e = 0; e < n; e++)
+		start[sg_home_bucket(hashes[e], n_homes) + 1]++;
+	for (uint32_t b = 1; b <= n_homes; b++)
+		start[b] += start[b - 1];
+	for (size_t e = 0; e < n; e++)
+		order[start[sg_home_bucket(hashes[e], n_homes)]++] = (uint32_t)e;
+	return order;
+}
+
 /* One try at plan->n_homes: true when every entry found a slot. */
 static bool try_plan(const uint64_t *hashes, size_t n, struct sg_hash_plan *plan)
 {
 	const uint32_t most_buckets = plan->n_homes + SG_HASH_PROBES - 1;
 	const size_t slots = (size_t)most_buckets * SG_HASH_WAYS;
 	_cleanup_free_ uint8_t *used = sg_xcalloc(most_buckets, 1);
+	_cleanup_free_ uint32_t *order = by_home(hashes, n, plan->n_homes);
 
 	plan->n_buckets = plan->n_homes;
 	plan->slot_entry = sg_xrealloc(plan->slot_entry, slots, sizeof(*plan->slot_entry));
 	for (size_t s = 0; s < slots; s++)
 		plan->slot_entry[s] = SG_HASH_FREE;
-	for (size_t e = 0; e < n; e++)
-		if (!place(plan, used, sg_home_bucket(hashes[e], plan->n_homes), (uint32_t)e))
+	for (size_t i = 0; i < n; i++)
+		if (!place(plan, used, sg_home_bucket(hashes[order[i]], plan->n_homes), order[i]))
 			return false;
 	return true;
 }

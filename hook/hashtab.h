@@ -21,9 +21,11 @@ struct sg_hash_plan {
 };
 
 /*
- * The home buckets a table of @n entries starts with, for a load of 50%.
- * Then nearly every plan of thousands of random hashes succeeds at the
- * first size (a simulation: 50 of 50 for 10,000; 40 of 50 at 60%).
+ * The home buckets a table of @n entries starts with, for a load of 80%.
+ * Placed in order of their homes, nearly every plan of random hashes
+ * succeeds at the first size (a simulation: 100 of 100 for 9,000 entries,
+ * 97 of 100 for 60,000; placed as they came, 0 of 100 for 9,000 at 70%,
+ * 93 at 50%).
  */
 uint32_t sg_hash_homes_for(size_t n);
 
