@@ -524,6 +524,8 @@ static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 	    (size_t)c->n_states * 3 /* the states and about two entries each: dfa_pack.h */};
 	size_t bytes = 0;
 	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
+		if (is_absent(c, n_long, pin))
+			continue;
 		struct map_shape shape = map_shape(c, pin, &likely);
 		bytes += shape.entries * (shape.key_size + shape.value_size);
 	}
