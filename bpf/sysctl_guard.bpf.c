@@ -242,9 +242,9 @@ static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_
 			return 0;
 		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {
 			const struct sg_value_hash_key *slot = &b->slot[way];
-			if (slot->rule == SG_NO_RULE)
+			if (slot->set == SG_NO_RULE)
 				return 0;
-			if (slot->rule == key->rule && slot->hash == key->hash)
+			if (slot->set == key->set && slot->hash == key->hash)
 				return 1;
 		}
 	}

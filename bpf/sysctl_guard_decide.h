@@ -560,10 +560,11 @@ SG_SUBPROG int sg_take_rewrite(struct sg_scratch *s, const struct sg_rule_text *
 	return 0;
 }
 
-/* Whether s->cur is among the values listed for @rule_idx (its hash in the values table). */
-static SG_INLINE int sg_cur_listed(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx)
+/* Whether s->cur is among the values @rule lists (its hash in the values table, under its set). */
+static SG_INLINE int sg_cur_listed(struct sg_env *env, struct sg_scratch *s,
+				   const struct sg_rule_entry *rule)
 {
-	s->vkey.rule = rule_idx;
+	s->vkey.set = rule->value_set;
 	s->vkey.hash = sg_hash_cur(s);
 	return sg_env_has_value(env, &s->vkey);
 }
@@ -573,7 +574,7 @@ static SG_INLINE int sg_cur_listed(struct sg_env *env, struct sg_scratch *s, __u
  * writes). Only an enforcing layer (@apply) changes s->cur; *rewritten says
  * it did. Returns the reason.
  */
-static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx,
+static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s,
 				      const struct sg_rule_entry *rule, __u32 file_pos, int apply,
 				      __u32 *rewritten)
 {
@@ -590,7 +591,7 @@ static SG_INLINE __u32 sg_check_write(struct sg_env *env, struct sg_scratch *s, 
 	if (s->cur_too_long)
 		return SG_REASON_VALUE_TOO_LONG;
 
-	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
+	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule))
 		return SG_REASON_NOT_IN_VALUES;
 	if (rule->flags & SG_RULE_RANGE) {
 		reason = sg_check_plain_range(env, s, rule, &n_fields);
@@ -627,7 +628,8 @@ static SG_INLINE int sg_is_pinned_write(struct sg_env *env, struct sg_scratch *s
 	*rule = sg_env_exact(env, &s->key);
 	if (*rule == SG_NO_RULE)
 		return 0;
-	return sg_cur_listed(env, s, *rule);
+	const struct sg_rule_entry *entry = sg_env_rule(env, *rule);
+	return entry && sg_cur_listed(env, s, entry);
 }
 
 static SG_INLINE int sg_is_violation(__u32 reason)
@@ -671,14 +673,14 @@ static SG_INLINE int sg_cur_is_rewrite(struct sg_env *env, const struct sg_scrat
  * A later layer's rewrite or clamp happens after this layer checked what was
  * written, and must leave a value it takes too: a layer only narrows.
  */
-static SG_INLINE int sg_rule_keeps(struct sg_env *env, struct sg_scratch *s, __u32 rule_idx,
+static SG_INLINE int sg_rule_keeps(struct sg_env *env, struct sg_scratch *s,
 				   const struct sg_rule_entry *rule)
 {
 	__u32 n_fields = 0;
 
 	if (!rule || !(rule->flags & (SG_RULE_VALUES | SG_RULE_RANGE | SG_RULE_REWRITE)))
 		return 1;
-	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule_idx))
+	if ((rule->flags & SG_RULE_VALUES) && !sg_cur_listed(env, s, rule))
 		return 0;
 	if ((rule->flags & SG_RULE_RANGE) &&
 	    sg_check_plain_range(env, s, rule, &n_fields) != SG_REASON_ACCESS)
@@ -732,8 +734,7 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 		int denied = access < (write ? SG_ACCESS_READ_WRITE : SG_ACCESS_READ);
 
 		if (!denied && write) {
-			reason =
-			    sg_check_write(env, s, rule_idx, rule, file_pos, enforce, &rewritten);
+			reason = sg_check_write(env, s, rule, file_pos, enforce, &rewritten);
 			denied = sg_is_violation(reason);
 		}
 		if (!rule)
@@ -766,7 +767,7 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 	for (layer = 0; layer < SG_LAYERS_MAX && (__s32)layer < res->layer; layer++) {
 		const struct sg_rule_entry *rule = enforced[layer];
 		__u32 rule_idx = enforced_idx[layer];
-		if (!sg_rule_keeps(env, s, rule_idx, rule)) {
+		if (!sg_rule_keeps(env, s, rule)) {
 			sg_record(res, SG_VERDICT_DENY, SG_REASON_LATER_REWRITE, rule_idx, layer,
 				  rule_idx);
 			res->rewritten = 0;

@@ -848,8 +848,8 @@ static int cmp_exact_name(const void *a, const void *b)
 static int cmp_rule_value(const void *a, const void *b)
 {
 	const struct sg_rule_value *x = a, *y = b;
-	if (x->rule != y->rule)
-		return (x->rule > y->rule) - (x->rule < y->rule);
+	if (x->set != y->set)
+		return (x->set > y->set) - (x->set < y->set);
 	return strcmp(x->value, y->value);
 }
 
@@ -914,61 +914,84 @@ static int fill_text(struct sg_rule_text *t, const struct sg_rule_entry *e, cons
 }
 
 /*
- * The sequences of bounds in c->bounds, by their hash: each is stored once.
- * Open addressing, at most half full.
+ * Sequences stored once in one of the compiled arrays (the bounds, the
+ * values), found by their hash. Open addressing, at most half full.
  */
-struct bounds_index {
-	uint32_t *first; /* 0: free; else 1 + the sequence's first index in c->bounds */
-	uint8_t *len;
+struct sequence_index {
+	uint32_t *first; /* 0: free; else 1 + the sequence's first index in its array */
+	uint32_t *len;
 	size_t mask;
 };
 
-static void bounds_index_init(struct bounds_index *bi, size_t n_sequences)
+static void sequence_index_init(struct sequence_index *ix, size_t n_sequences)
 {
 	size_t cap = 2;
 	while (cap < 2 * n_sequences)
 		cap *= 2;
-	bi->first = sg_xcalloc(cap, sizeof(*bi->first));
-	bi->len = sg_xcalloc(cap, sizeof(*bi->len));
-	bi->mask = cap - 1;
+	ix->first = sg_xcalloc(cap, sizeof(*ix->first));
+	ix->len = sg_xcalloc(cap, sizeof(*ix->len));
+	ix->mask = cap - 1;
 }
 
-static void bounds_index_free(struct bounds_index *bi)
+static void sequence_index_free(struct sequence_index *ix)
 {
-	free(bi->first);
-	free(bi->len);
+	free(ix->first);
+	free(ix->len);
 }
 
-static bool same_bounds(const struct sg_field_bounds *b, const struct sg_range *ranges, size_t n)
+/* Whether the stored sequence from @first on equals the @len items at @seq. */
+typedef bool same_fn(const struct sg_compiled *c, uint32_t first, const void *seq, uint32_t len);
+
+/*
+ * The slot of the sequence @seq of @len items, of hash @h: the one that
+ * holds it (*found), or the free one to store it in.
+ */
+static size_t sequence_slot(const struct sequence_index *ix, const struct sg_compiled *c,
+			    uint64_t h, const void *seq, uint32_t len, same_fn *same, bool *found)
 {
-	for (size_t f = 0; f < n; f++)
-		if (b[f].min != ranges[f].min || b[f].max != ranges[f].max)
+	size_t at;
+
+	for (at = h & ix->mask; ix->first[at]; at = (at + 1) & ix->mask)
+		if (ix->len[at] == len && same(c, ix->first[at] - 1, seq, len)) {
+			*found = true;
+			return at;
+		}
+	*found = false;
+	return at;
+}
+
+static bool same_bounds(const struct sg_compiled *c, uint32_t first, const void *seq, uint32_t n)
+{
+	const struct sg_range *ranges = seq;
+	for (uint32_t f = 0; f < n; f++)
+		if (c->bounds[first + f].min != ranges[f].min ||
+		    c->bounds[first + f].max != ranges[f].max)
 			return false;
 	return true;
 }
 
 /* The rules-table element of the bounds of @n fields, @ranges: added unless some rule has them. */
-static uint32_t add_bounds(struct sg_compiled *c, struct bounds_index *bi,
-			   const struct sg_range *ranges, size_t n)
+static uint32_t add_bounds(struct sg_compiled *c, struct sequence_index *ix,
+			   const struct sg_range *ranges, uint32_t n)
 {
 	uint64_t h = n;
-	size_t at;
+	bool found;
 
-	for (size_t f = 0; f < n; f++)
+	for (uint32_t f = 0; f < n; f++)
 		h = sg_hash_mix(sg_hash_mix(h, (uint64_t)ranges[f].min), (uint64_t)ranges[f].max);
-	for (at = h & bi->mask; bi->first[at]; at = (at + 1) & bi->mask)
-		if (bi->len[at] == n && same_bounds(&c->bounds[bi->first[at] - 1], ranges, n))
-			return c->config.n_rules + bi->first[at] - 1;
-	const uint32_t first = c->n_bounds;
-	for (size_t f = 0; f < n; f++)
-		c->bounds[c->n_bounds++] = (struct sg_field_bounds){ranges[f].min, ranges[f].max};
-	bi->first[at] = first + 1;
-	bi->len[at] = (uint8_t)n;
-	return c->config.n_rules + first;
+	size_t at = sequence_slot(ix, c, h, ranges, n, same_bounds, &found);
+	if (!found) {
+		ix->first[at] = c->n_bounds + 1;
+		ix->len[at] = n;
+		for (uint32_t f = 0; f < n; f++)
+			c->bounds[c->n_bounds++] =
+			    (struct sg_field_bounds){ranges[f].min, ranges[f].max};
+	}
+	return c->config.n_rules + ix->first[at] - 1;
 }
 
 /* Fills the rule entry (and text) of a policy rule; checks what the tables cannot hold. */
-static int fill_rule(struct sg_compiled *c, struct bounds_index *bi, uint32_t rule,
+static int fill_rule(struct sg_compiled *c, struct sequence_index *bounds, uint32_t rule,
 		     const struct sg_rule *r, uint8_t layer, const struct sg_rule_origin *where,
 		     struct sg_err *err)
 {
@@ -998,8 +1021,8 @@ static int fill_rule(struct sg_compiled *c, struct bounds_index *bi, uint32_t ru
 		} else {
 			e->n_ranges = (uint8_t)r->n_ranges;
 		}
-		e->bounds =
-		    add_bounds(c, bi, r->ranges, e->flags & SG_RULE_RANGE_ALL ? 1 : r->n_ranges);
+		e->bounds = add_bounds(c, bounds, r->ranges,
+				       e->flags & SG_RULE_RANGE_ALL ? 1 : (uint32_t)r->n_ranges);
 	}
 	if (!rule_has_text(r))
 		return 0;
@@ -1018,7 +1041,8 @@ static int add_value(struct sg_rule_value *values, size_t *n, uint32_t rule, con
 				      "%s: the value \"%.40s...\" is %zu bytes long; sysctl-guard "
 				      "compares values of at most %d bytes",
 				      where_text(where, buf), value, len, SG_VALUE_MAX - 1);
-	values[(*n)++] = (struct sg_rule_value){.rule = rule, .len = (uint32_t)len, .value = value};
+	/* its set is the rule's index until share_value_sets */
+	values[(*n)++] = (struct sg_rule_value){.set = rule, .len = (uint32_t)len, .value = value};
 	return 0;
 }
 
@@ -1077,6 +1101,63 @@ static void build_exact_table(struct sg_compiled *c)
 		c->exact[kept++] = c->exact[i];
 	}
 	c->n_exact = kept;
+}
+
+static bool same_values(const struct sg_compiled *c, uint32_t first, const void *seq, uint32_t n)
+{
+	const struct sg_rule_value *values = seq;
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(c->values[first + i].value, values[i].value) != 0)
+			return false;
+	return true;
+}
+
+static uint64_t hash_values(const struct sg_rule_value *values, uint32_t n)
+{
+	uint64_t h = n;
+	/* FNV-1a over the values, each with its NUL */
+	for (uint32_t i = 0; i < n; i++)
+		for (const char *p = values[i].value;; p++) {
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+			if (!*p)
+				break;
+		}
+	return sg_hash_mix(h, 0);
+}
+
+/*
+ * Rules with the same values share one set of them (sg_rule_entry.value_set):
+ * c->values, sorted by rule, keeps the first such rule's, numbered by set
+ * in the order of their rules, so still sorted for bsearch.
+ */
+static void share_value_sets(struct sg_compiled *c, size_t n_valued_rules)
+{
+	struct sequence_index ix;
+	size_t kept = 0;
+	uint32_t n_sets = 0;
+
+	sequence_index_init(&ix, n_valued_rules);
+	for (size_t i = 0, end; i < c->n_values; i = end) {
+		const uint32_t rule = c->values[i].set; /* the rule's index until here */
+		for (end = i; end < c->n_values && c->values[end].set == rule; end++)
+			;
+		const uint32_t n = (uint32_t)(end - i);
+		bool found;
+		size_t at = sequence_slot(&ix, c, hash_values(&c->values[i], n), &c->values[i], n,
+					  same_values, &found);
+		if (!found) {
+			memmove(&c->values[kept], &c->values[i], n * sizeof(*c->values));
+			for (size_t k = kept; k < kept + n; k++)
+				c->values[k].set = n_sets;
+			ix.first[at] = (uint32_t)kept + 1;
+			ix.len[at] = n;
+			kept += n;
+			n_sets++;
+		}
+		c->rules[rule].value_set = c->values[ix.first[at] - 1].set;
+	}
+	c->n_values = kept;
+	sequence_index_free(&ix);
 }
 
 /* Sorted for bsearch, each pair once. */
@@ -1220,7 +1301,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
  */
 static int compile_policy_rules(const struct sg_policy_set *set,
 				const struct rule_patterns *patterns, struct sg_compiled *c,
-				struct bounds_index *bi, struct sg_err *err)
+				struct sequence_index *bounds, struct sg_err *err)
 {
 	for (size_t l = 0, g = 0; l < set->n_layers; l++) {
 		const struct sg_policy *p = &set->layers[l];
@@ -1230,7 +1311,7 @@ static int compile_policy_rules(const struct sg_policy_set *set,
 		for (size_t i = 0; i < p->n_rules; i++, g++) {
 			const struct sg_rule *rule = &p->rules[i];
 			const struct sg_rule_origin where = policy_rule_origin(p, i);
-			int r = fill_rule(c, bi, (uint32_t)g, rule, (uint8_t)l, &where, err);
+			int r = fill_rule(c, bounds, (uint32_t)g, rule, (uint8_t)l, &where, err);
 			if (r < 0)
 				return r;
 			c->origins[g] = where;
@@ -1315,9 +1396,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
-	size_t n_policy_rules = 0, n_values = 0, n_pinned_rules = 0, n_texts = 0, n_ranged = 0,
-	       n_bounds = 0;
-	struct bounds_index bounds;
+	size_t n_policy_rules = 0, n_values = 0, n_valued = 0, n_pinned_rules = 0, n_texts = 0,
+	       n_ranged = 0, n_bounds = 0;
+	struct sequence_index bounds;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -1327,8 +1408,9 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	for (size_t l = 0; l < set->n_layers; l++) {
 		n_policy_rules += set->layers[l].n_rules;
 		for (size_t i = 0; i < set->layers[l].n_rules; i++) {
-			n_values += set->layers[l].rules[i].n_values;
 			const struct sg_rule *rule = &set->layers[l].rules[i];
+			n_values += rule->n_values;
+			n_valued += rule->n_values > 0;
 			n_texts += rule_has_text(rule);
 			n_ranged += rule->n_ranges > 0;
 			n_bounds +=
@@ -1356,13 +1438,14 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.bounds = sg_xcalloc(n_bounds ? n_bounds : 1, sizeof(*c.bounds));
 	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
 	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
-	bounds_index_init(&bounds, n_ranged);
+	sequence_index_init(&bounds, n_ranged);
 	r = compile_policy_rules(set, &patterns, &c, &bounds, err);
-	bounds_index_free(&bounds);
+	sequence_index_free(&bounds);
 	if (r < 0 || (r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err)) < 0)
 		return r;
 	build_exact_table(&c);
 	build_values_table(&c);
+	share_value_sets(&c, n_valued + n_pinned_rules);
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += (c.origins[i].name ? strlen(c.origins[i].name) : 0) + 1;
 
@@ -1440,7 +1523,7 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 	}
 	hash_count(h, c->n_values);
 	for (size_t i = 0; i < c->n_values; i++) {
-		sg_siphash_update(h, &c->values[i].rule, sizeof(c->values[i].rule));
+		sg_siphash_update(h, &c->values[i].set, sizeof(c->values[i].set));
 		sg_siphash_update(h, c->values[i].value, c->values[i].len + 1);
 	}
 	for (uint32_t i = 0; i < c->config.n_rules; i++) {
@@ -1498,8 +1581,11 @@ uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const ch
 
 bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised)
 {
-	const struct sg_rule_value key = {
-	    .rule = rule, .len = (uint32_t)strlen(normalised), .value = normalised};
+	if (rule >= c->config.n_rules || !(c->rules[rule].flags & SG_RULE_VALUES))
+		return false;
+	const struct sg_rule_value key = {.set = c->rules[rule].value_set,
+					  .len = (uint32_t)strlen(normalised),
+					  .value = normalised};
 	return bsearch(&key, c->values, c->n_values, sizeof(key), cmp_rule_value) != NULL;
 }
 

@@ -37,7 +37,7 @@ struct sg_exact_name {
 
 /* A value a rule allows, normalised as a token list (sg_value_normalise). */
 struct sg_rule_value {
-	uint32_t rule;
+	uint32_t set; /* sg_rule_entry.value_set: rules with the same values share a set */
 	uint32_t len; /* strlen(value) */
 	const char *value;
 };

@@ -84,7 +84,7 @@ static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_has
 {
 	const struct sg_compiled *c = env->c;
 	for (size_t i = 0; i < c->n_values; i++)
-		if (c->values[i].rule == key->rule &&
+		if (c->values[i].set == key->set &&
 		    sg_value_hash(c->config.hash_key, c->values[i].value) == key->hash)
 			return 1;
 	return 0;

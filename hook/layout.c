@@ -50,7 +50,7 @@ int sg_plan_values(struct sg_hashed_tables *t, const struct sg_compiled *c, cons
 	t->value_keys = sg_xcalloc(c->n_values, sizeof(*t->value_keys));
 	for (size_t i = 0; i < c->n_values; i++) {
 		struct sg_value_hash_key *key = &t->value_keys[i];
-		key->rule = c->values[i].rule;
+		key->set = c->values[i].set;
 		key->hash = sg_value_hash(hash_key, c->values[i].value);
 		hashes[i] = sg_value_slot_hash(key, t->seed);
 	}
@@ -87,7 +87,7 @@ void sg_lay_value_buckets(const struct sg_hashed_tables *t, size_t first, size_t
 		memset(b, 0, sizeof(*b));
 		for (size_t w = 0; w < SG_HASH_WAYS; w++) {
 			if (entry[w] == SG_HASH_FREE)
-				b->slot[w].rule = SG_NO_RULE;
+				b->slot[w].set = SG_NO_RULE;
 			else
 				b->slot[w] = t->value_keys[entry[w]];
 		}

@@ -489,7 +489,11 @@ static int make_map(struct maps_work *w, size_t pin)
 	if (is_absent(w->c, w->sizes.n_long, pin))
 		return 0;
 	int r = plan_table(w, pin);
-	return r < 0 ? r : make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
+	if (r == 0)
+		r = make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
+	if (pin == SG_TABLE_DFA) /* its plan's pages serve the tables made after it */
+		sg_dfa_packed_free(&w->planned.dfa);
+	return r;
 }
 
 static void *make_maps_thread(void *arg)

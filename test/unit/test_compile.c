@@ -174,7 +174,7 @@ static void check_invariants(const struct sg_compiled *c)
 	}
 	for (size_t i = 1; i < c->n_values; i++) {
 		const struct sg_rule_value *a = &c->values[i - 1], *b = &c->values[i];
-		if (a->rule > b->rule || (a->rule == b->rule && strcmp(a->value, b->value) >= 0)) {
+		if (a->set > b->set || (a->set == b->set && strcmp(a->value, b->value) >= 0)) {
 			CHECK(!"values sorted and unique");
 			break;
 		}
@@ -313,6 +313,27 @@ TEST(rules_with_the_same_ranges_share_their_bounds)
 	CHECK(c.rules[2].bounds == c.config.n_rules + 1 && c.rules[3].bounds == c.rules[0].bounds);
 	CHECK(sg_compiled_bounds(&c, &c.rules[2], 1)->min == 5);
 	CHECK(c.rules[4].bounds == 0 && !(c.rules[4].flags & SG_RULE_RANGE));
+	sg_compiled_free(&c);
+	free_set(&set);
+}
+
+/* Rules with the same values, in any order, share one set of them; the others keep their own. */
+TEST(rules_with_the_same_values_share_a_set)
+{
+	const char *one_two[] = {"1", "2"}, *two_one[] = {"2", "1"}, *one[] = {"1"};
+	struct sg_policy_set set = {.n_layers = 1};
+	struct sg_policy *p = &set.layers[0];
+	struct sg_compiled c;
+
+	p->origin = "values.json";
+	set_values(add_rule(p, "a.a", SG_ACCESS_READ_WRITE), one_two, 2);
+	set_values(add_rule(p, "a.b", SG_ACCESS_READ_WRITE), one, 1);
+	set_values(add_rule(p, "a.c", SG_ACCESS_READ_WRITE), two_one, 2);
+	compile_ok(&set, &c);
+	CHECK(c.n_values == 3);
+	CHECK(c.rules[0].value_set == 0 && c.rules[1].value_set == 1 && c.rules[2].value_set == 0);
+	CHECK(sg_compiled_has_value(&c, 2, "1") && sg_compiled_has_value(&c, 2, "2"));
+	CHECK(sg_compiled_has_value(&c, 1, "1") && !sg_compiled_has_value(&c, 1, "2"));
 	sg_compiled_free(&c);
 	free_set(&set);
 }
@@ -982,9 +1003,10 @@ TEST(patterns_that_never_win)
 	free_set(&set);
 }
 
-RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds), T(lookups),
-	  T(decisions_over_the_tables), T(layers_without_patterns_start_dead),
-	  T(byte_classes_stay_few), T(limits_are_input_errors), T(too_many_rules),
-	  T(too_many_states), T(wide_tables_past_65536_states), T(differential_small_policies),
+RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
+	  T(rules_with_the_same_values_share_a_set), T(lookups), T(decisions_over_the_tables),
+	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
+	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
+	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
 	  T(patterns_that_never_win))

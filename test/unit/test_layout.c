@@ -81,17 +81,17 @@ static uint32_t exact_rule(const struct laid *l, uint32_t layer, const char *nam
 }
 
 /* The program's values lookup. */
-static bool has_value(const struct laid *l, uint32_t rule, const char *value)
+static bool has_value(const struct laid *l, uint32_t set, const char *value)
 {
-	const struct sg_value_hash_key key = {.rule = rule,
+	const struct sg_value_hash_key key = {.set = set,
 					      .hash = sg_value_hash(l->hash_key, value)};
 	uint32_t b = sg_home_bucket(sg_value_slot_hash(&key, l->t.seed), l->t.values.n_homes);
 	for (int probe = 0; probe < SG_HASH_PROBES && b < l->t.values.n_buckets; probe++, b++)
 		for (int way = 0; way < SG_HASH_WAYS; way++) {
 			const struct sg_value_hash_key *slot = &l->values[b].slot[way];
-			if (slot->rule == SG_NO_RULE)
+			if (slot->set == SG_NO_RULE)
 				return false;
-			if (slot->rule == key.rule && slot->hash == key.hash)
+			if (slot->set == key.set && slot->hash == key.hash)
 				return true;
 		}
 	return false;
@@ -107,8 +107,9 @@ static void parse(const char *json, struct sg_policy *out)
 }
 
 /*
- * Baseline: eth0..eth2999 (every third with values); annotation: veth0..;
- * pinned: a pair. The compiled policy points into @set: free it first.
+ * Baseline: eth0..eth2999, every third with values of its own and the
+ * next ones each with the same three; annotation: veth0..; pinned: a pair.
+ * The compiled policy points into @set: free it first.
  */
 static void make_compiled(struct sg_policy_set *set, struct sg_compiled *c)
 {
@@ -118,12 +119,21 @@ static void make_compiled(struct sg_policy_set *set, struct sg_compiled *c)
 	struct sg_err err = {0};
 
 	at = (size_t)snprintf(base, cap, "{\"version\":1,\"rules\":[");
-	for (int i = 0; i < N_BASE; i++)
-		at += (size_t)snprintf(
-		    base + at, cap - at, "%s{\"name\":\"net.ipv4.conf.eth%d.rp_filter\",%s}",
-		    i ? "," : "", i,
-		    i % 3 ? "\"access\":\"read\""
-			  : "\"access\":\"read-write\",\"values\":[\"0\",\"1\",\"2\"]");
+	for (int i = 0; i < N_BASE; i++) {
+		at += (size_t)snprintf(base + at, cap - at,
+				       "%s{\"name\":\"net.ipv4.conf.eth%d.rp_filter\",",
+				       i ? "," : "", i);
+		if (i % 3 == 0)
+			at += (size_t)snprintf(
+			    base + at, cap - at,
+			    "\"access\":\"read-write\",\"values\":[\"0\",\"1\",\"%d\"]}", i + 3);
+		else if (i % 3 == 1)
+			at += (size_t)snprintf(
+			    base + at, cap - at,
+			    "\"access\":\"read-write\",\"values\":[\"0\",\"1\",\"2\"]}");
+		else
+			at += (size_t)snprintf(base + at, cap - at, "\"access\":\"read\"}");
+	}
 	/* A long name (the other table) and a name of 47 bytes, the longest short one. */
 	snprintf(
 	    base + at, cap - at,
@@ -183,7 +193,16 @@ TEST(every_name_found_with_its_rule_and_no_other)
 	sg_policy_set_free(&set);
 }
 
-TEST(every_value_found_for_its_rule_only)
+/* Whether value @value is in set @set of the compiled table (sorted by set, then value). */
+static bool in_set(const struct sg_compiled *c, uint32_t set, const char *value)
+{
+	for (size_t i = 0; i < c->n_values; i++)
+		if (c->values[i].set == set && strcmp(c->values[i].value, value) == 0)
+			return true;
+	return false;
+}
+
+TEST(every_value_found_in_its_set_only)
 {
 	struct sg_policy_set set;
 	struct sg_compiled c;
@@ -192,15 +211,21 @@ TEST(every_value_found_for_its_rule_only)
 	struct laid l;
 	lay_out(&c, 42, &l);
 	for (size_t i = 0; i < c.n_values; i++) {
-		CHECK(has_value(&l, c.values[i].rule, c.values[i].value));
-		CHECK(!has_value(&l, c.values[i].rule + 1, c.values[i].value) ||
-		      sg_compiled_has_value(&c, c.values[i].rule + 1, c.values[i].value));
+		CHECK(has_value(&l, c.values[i].set, c.values[i].value));
+		CHECK(!has_value(&l, c.values[i].set + 1, c.values[i].value) ||
+		      in_set(&c, c.values[i].set + 1, c.values[i].value));
 	}
-	CHECK(c.n_values > N_BASE);
-	CHECK(!has_value(&l, c.values[0].rule, "3"));
+	/* 1,000 sets of their own, one shared by 1,000 rules, the pinned pair's */
+	CHECK(c.n_values == 3 * (N_BASE / 3) + 3 + 2);
+	CHECK(c.rules[1].value_set == c.rules[4].value_set);
+	CHECK(c.rules[0].value_set != c.rules[3].value_set);
+	CHECK(has_value(&l, c.rules[3].value_set, "6") &&
+	      !has_value(&l, c.rules[0].value_set, "6"));
+	CHECK(!has_value(&l, c.rules[1].value_set, "3"));
 	uint32_t pinned = exact_rule(&l, SG_PINNED_LAYER, "kernel/domainname");
-	CHECK(has_value(&l, pinned, "x") && has_value(&l, pinned, "y") &&
-	      !has_value(&l, pinned, "z"));
+	const uint32_t pinned_set = c.rules[pinned].value_set;
+	CHECK(has_value(&l, pinned_set, "x") && has_value(&l, pinned_set, "y") &&
+	      !has_value(&l, pinned_set, "z"));
 	laid_free(&l);
 	sg_compiled_free(&c);
 	sg_policy_set_free(&set);
@@ -228,7 +253,7 @@ TEST(free_slots_are_marked)
 	for (size_t b = 0; b < l.t.values.n_buckets; b++)
 		for (int w = 0; w < SG_HASH_WAYS; w++)
 			if (l.t.values.slot_entry[b * SG_HASH_WAYS + w] == SG_HASH_FREE) {
-				CHECK(l.values[b].slot[w].rule == SG_NO_RULE);
+				CHECK(l.values[b].slot[w].set == SG_NO_RULE);
 				free_values++;
 			}
 	CHECK(free_exact > 0 && free_values > 0);
@@ -237,5 +262,5 @@ TEST(free_slots_are_marked)
 	sg_policy_set_free(&set);
 }
 
-RUN_TESTS(T(every_name_found_with_its_rule_and_no_other), T(every_value_found_for_its_rule_only),
+RUN_TESTS(T(every_name_found_with_its_rule_and_no_other), T(every_value_found_in_its_set_only),
 	  T(free_slots_are_marked))
