@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 
-enum { MAPS = 5, WINDOW = 256 << 10, VALUE_SIZE = 8 };
+enum { MAPS = 5, WINDOW = 256 << 10, PAGE = 4096, VALUE_SIZE = 8 };
 
 static int go_on(void *ctx)
 {
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: floor POLICY.json KERNEL_BYTES\n");
 		return 1;
 	}
-	size_t per_map = (size_t)strtoull(argv[2], NULL, 10) / MAPS / WINDOW * WINDOW;
+	size_t per_map = (size_t)strtoull(argv[2], NULL, 10) / MAPS / PAGE * PAGE;
 	if (lex(argv[1]))
 		return 1;
 	for (int i = 0; i < MAPS; i++)

@@ -411,9 +411,9 @@ for cg in "$CG_TARGET" "$CG_COMP"; do
 done >"$WORK/raw/hashes.txt"
 detach_target
 # The floor of a new 10,000-rule policy (floor.c): reading and lexing its
-# text and making and filling mappable arrays as large as its tables (4.9
+# text and making and filling mappable arrays as large as its tables (1.9
 # MB), nothing the hook adds: what no hook can skip on this machine.
-FLOOR_BYTES=$((5000 * 1000))
+FLOOR_BYTES=$((1936 * 1000))
 log "2. hook latency: $HOOK_ROUNDS rounds of true/floor/fast/100new/100use/10kuse/10kpre, 10k (new) in the first $N10K"
 VARIANTS=(true floor fast 100new 100use 10k 10kuse 10kpre)
 n10k_done=0
