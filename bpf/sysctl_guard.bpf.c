@@ -201,9 +201,11 @@ static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_ke
 
 /*
  * What the DFA holds for @state in @column (sysctl_guard.h): the element
- * owned by @state at its base plus the column, or the state's default, the
- * dead state's when the state is not there (then deny). @accept: the
- * column of the rule accepted, whose default is SG_NO_RULE.
+ * owned by @state at its base plus the column, or the state's default; the
+ * dead state, or no rule, when the state is not in the table (a table
+ * shorter than its policy's DFA: then only exact rules and defaults
+ * decide). @accept: the column of the rule accepted, whose default is
+ * SG_NO_RULE.
  */
 static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 state, __u32 column, int accept)
 {

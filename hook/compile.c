@@ -1003,6 +1003,10 @@ static int fill_rule(struct sg_compiled *c, struct sequence_index *bounds, uint3
 	e->on_violation = (uint8_t)r->on_violation;
 	e->layer = layer;
 	e->text = SG_NO_RULE;
+	/* The parser rejects both (policy.c); the entry has room for one (bounds or value_set). */
+	if (r->n_values && r->n_ranges)
+		return sg_input_error(err, "%s: a rule with both values and a range",
+				      where_text(where, buf));
 	if (r->n_values)
 		e->flags |= SG_RULE_VALUES;
 	if (r->rewrite)

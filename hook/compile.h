@@ -76,7 +76,7 @@ struct sg_compiled {
 	 */
 	const char **dfa_patterns;
 
-	struct sg_rule_value *values; /* by rule, then value (strcmp); unique */
+	struct sg_rule_value *values; /* by set (sg_rule_entry.value_set), then value; unique */
 	size_t n_values;
 };
 

@@ -166,8 +166,10 @@ static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
 	return most;
 }
 
-/* The states by their extras, most first (a counting sort): the widest rows go where room is easy
- * to find. */
+/*
+ * The states by their extras, most first (a counting sort): the widest rows
+ * go in while room is easy to find.
+ */
 static uint32_t *placing_order(const struct sg_dfa_packed *p, uint32_t most)
 {
 	const uint32_t n = p->c->n_states;

@@ -98,7 +98,6 @@ static void compile_ok(const struct sg_policy_set *set, struct sg_compiled *c)
 	}
 }
 
-/* The tables are well formed: state 0 dead, every index in range, keys sorted and unique. */
 /*
  * The DFA as the program reads it (dfa_pack.h), written in two windows as
  * tables.c writes them, holds every entry of the compiled one.
@@ -131,6 +130,7 @@ static void check_packed(const struct sg_compiled *c)
 	sg_dfa_packed_free(&p);
 }
 
+/* The tables are well formed: state 0 dead, every index in range, keys sorted and unique. */
 static void check_invariants(const struct sg_compiled *c)
 {
 	uint32_t nc = c->config.n_classes;
@@ -597,6 +597,11 @@ TEST(limits_are_input_errors)
 	char want[64];
 	snprintf(want, sizeof(want), "%d per-field ranges", SG_FIELDS_MAX + 1);
 	CHECK_CONTAINS(compile_error(&set, &err), want);
+	/* values and a range: the rule entry holds the one or the other */
+	free(r->ranges);
+	set_ranges(r, ranges, 1, false);
+	set_values(r, (const char *[]){"1"}, 1);
+	CHECK_CONTAINS(compile_error(&set, &err), "both values and a range");
 	free_set(&set);
 
 	set.n_layers = SG_LAYERS_MAX + 1;
