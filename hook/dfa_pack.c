@@ -156,11 +156,13 @@ static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
 	for (uint32_t s = 0; s < c->n_states; s++) {
 		read_row(c, s, r);
 		uint32_t d = likely_majority(r->entry, classes);
-		if (count_unlike(r->entry, classes, d) * 2 > classes)
+		uint32_t unlike = count_unlike(r->entry, classes, d);
+		if (unlike * 2 > classes) {
 			d = majority(r->entry, classes);
+			unlike = count_unlike(r->entry, classes, d);
+		}
 		p->defaults[s] = d;
-		p->extras[s] = (uint16_t)(count_unlike(r->entry, classes, d) +
-					  (r->entry[classes] != SG_NO_RULE));
+		p->extras[s] = (uint16_t)(unlike + (r->entry[classes] != SG_NO_RULE));
 		most = p->extras[s] > most ? p->extras[s] : most;
 	}
 	return most;
@@ -170,19 +172,21 @@ static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
  * The states by their extras, most first (a counting sort): the widest rows
  * go in while room is easy to find.
  */
+struct widest_first {
+	const uint16_t *extras;
+	uint32_t most;
+};
+
+static uint32_t fewer_extras(const void *arg, size_t s)
+{
+	const struct widest_first *w = arg;
+	return w->most - w->extras[s];
+}
+
 static uint32_t *placing_order(const struct sg_dfa_packed *p, uint32_t most)
 {
-	const uint32_t n = p->c->n_states;
-	_cleanup_free_ uint32_t *start = sg_xcalloc((size_t)most + 2, sizeof(*start));
-	uint32_t *order = sg_xcalloc(n ? n : 1, sizeof(*order));
-
-	for (uint32_t s = 0; s < n; s++)
-		start[most - p->extras[s] + 1]++;
-	for (uint32_t k = 1; k <= most + 1; k++)
-		start[k] += start[k - 1];
-	for (uint32_t s = 0; s < n; s++)
-		order[start[most - p->extras[s]]++] = s;
-	return order;
+	const struct widest_first w = {p->extras, most};
+	return sg_order_by_key(p->c->n_states, most + 1, fewer_extras, &w);
 }
 
 void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)

@@ -40,18 +40,21 @@ static bool place(struct sg_hash_plan *plan, uint8_t *used, uint32_t home, uint3
  * up to its own, never by a later one: the displacements stay short (Robin
  * Hood's layout), where placing them as they come leaves some long ones.
  */
+struct homes {
+	const uint64_t *hashes;
+	uint32_t n_homes;
+};
+
+static uint32_t home_of(const void *arg, size_t e)
+{
+	const struct homes *h = arg;
+	return sg_home_bucket(h->hashes[e], h->n_homes);
+}
+
 static uint32_t *by_home(const uint64_t *hashes, size_t n, uint32_t n_homes)
 {
-	_cleanup_free_ uint32_t *start = sg_xcalloc((size_t)n_homes + 1, sizeof(*start));
-	uint32_t *order = sg_xcalloc(n ? n : 1, sizeof(*order));
-
-	for (size_t e = 0; e < n; e++)
-		start[sg_home_bucket(hashes[e], n_homes) + 1]++;
-	for (uint32_t b = 1; b <= n_homes; b++)
-		start[b] += start[b - 1];
-	for (size_t e = 0; e < n; e++)
-		order[start[sg_home_bucket(hashes[e], n_homes)]++] = (uint32_t)e;
-	return order;
+	const struct homes h = {hashes, n_homes};
+	return sg_order_by_key(n, n_homes, home_of, &h);
 }
 
 /* One try at plan->n_homes: true when every entry found a slot. */

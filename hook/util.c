@@ -103,6 +103,21 @@ void *sg_xcalloc_probed(size_t n, size_t size)
 	return memset(sg_xmalloc(n * size), 0, n * size);
 }
 
+uint32_t *sg_order_by_key(size_t n, uint32_t n_keys, uint32_t (*key)(const void *arg, size_t i),
+			  const void *arg)
+{
+	_cleanup_free_ uint32_t *start = sg_xcalloc((size_t)n_keys + 1, sizeof(*start));
+	uint32_t *order = sg_xcalloc(n ? n : 1, sizeof(*order));
+
+	for (size_t i = 0; i < n; i++)
+		start[key(arg, i) + 1]++;
+	for (uint32_t k = 1; k <= n_keys; k++)
+		start[k] += start[k - 1];
+	for (size_t i = 0; i < n; i++)
+		order[start[key(arg, i)]++] = (uint32_t)i;
+	return order;
+}
+
 void *sg_xrealloc(void *p, size_t n, size_t size)
 {
 	if (size && n > (size_t)-1 / size)

@@ -98,6 +98,14 @@ char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
 
 /*
+ * Items 0 to @n - 1 in order of their keys, each below @n_keys, the order
+ * of equal keys kept (a counting sort: a pass over the items and one over
+ * the keys). @key gives item @i's key; it is called twice an item.
+ */
+uint32_t *sg_order_by_key(size_t n, uint32_t n_keys, uint32_t (*key)(const void *arg, size_t i),
+			  const void *arg);
+
+/*
  * Copies @n bytes, as memcpy: inline, a word at a time. For the names and
  * values of a policy, tens of bytes each: musl's memcpy moves the bytes that
  * are not whole aligned words one instruction each (about 11 ns for 40
