@@ -214,12 +214,20 @@ static size_t take(size_t span)
 }
 
 /*
- * A block of @size bytes; *@dirty: how many of its first bytes may not be
- * zero. Once the run is large, smallmem's huge page goes back to the pages its
- * blocks reached (sg_smallmem_trim, unlocked here: it takes smallmem's
- * lock) before the block is written: the two huge pages are never counted
- * whole together (peak RSS).
+ * Unlocks; once the run is large, smallmem's huge page goes back to the
+ * pages its blocks reached (sg_smallmem_trim, unlocked: it takes smallmem's
+ * lock), before the caller writes its block: the two huge pages are never
+ * counted whole together (peak RSS).
  */
+static void unlock_then_trim(void)
+{
+	bool large = bm.huge;
+	unlock();
+	if (large)
+		sg_smallmem_trim();
+}
+
+/* A block of @size bytes; *@dirty: how many of its first bytes may not be zero. */
 static void *alloc_block(size_t size, size_t *dirty)
 {
 	size_t span = span_for(size);
@@ -229,10 +237,7 @@ static void *alloc_block(size_t size, size_t *dirty)
 	lock();
 	size_t touched = bm.touched;
 	size_t off = ready() ? take(span) : SIZE_MAX;
-	bool large = bm.huge;
-	unlock();
-	if (large)
-		sg_smallmem_trim();
+	unlock_then_trim();
 	if (off == SIZE_MAX)
 		return NULL;
 	struct header *h = (struct header *)(bm.base + off);
@@ -306,10 +311,7 @@ void *sg_bigmem_realloc(void *p, size_t size)
 		return p; /* kept whole: it may grow again */
 	lock();
 	bool grown = grow_in_place((size_t)((char *)h - bm.base), h->span, want);
-	bool large = bm.huge;
-	unlock();
-	if (large)
-		sg_smallmem_trim();
+	unlock_then_trim();
 	if (grown) {
 		h->span = want;
 		return p;
