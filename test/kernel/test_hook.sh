@@ -380,7 +380,8 @@ declare -A CGS
 for i in $(seq 1 100); do
 	# A policy of its own for each: even ones read-only, odd ones writable.
 	if [ $((i % 2)) = 0 ]; then default=read; else default=read-write; fi
-	a=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": sys.argv[1], "rules": [{"name": "kernel.sg_many_%s_%s" % (sys.argv[2], sys.argv[3]), "access": "none"}]})}))' "$default" "$i" "$$")
+	# printf, not python3: python3 starts in 0.35 s here, a hundred of them half this test.
+	a=$(printf '{"io.sysctl-guard.policy": "{\\"version\\": 1, \\"default\\": \\"%s\\", \\"rules\\": [{\\"name\\": \\"kernel.sg_many_%s_%s\\", \\"access\\": \\"none\\"}]}"}' "$default" "$i" "$$")
 	container "many-$i" "$a"
 	CGS[$i]=$CG
 	state "many-$i" created "$PID" >"$TMPDIR_TEST/state-$i"
