@@ -3,7 +3,8 @@
  * The floor of a new policy on this machine: what no hook can skip, without
  * anything the hook adds. Reads a policy file, runs yajl over it with
  * callbacks that do nothing, and makes and fills mappable BPF arrays of the
- * given total size, as many as a policy has, through 256 KiB windows:
+ * given total size, as many as a policy has, through 128 KiB windows (as
+ * tables.c fills them):
  *
  *   floor POLICY.json KERNEL_BYTES
  *
@@ -22,7 +23,7 @@
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 
-enum { MAPS = 5, WINDOW = 256 << 10, PAGE = 4096, VALUE_SIZE = 8 };
+enum { MAPS = 5, WINDOW = 128 << 10, PAGE = 4096, VALUE_SIZE = 8 };
 
 static int go_on(void *ctx)
 {
