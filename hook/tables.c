@@ -243,7 +243,7 @@ static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void 
 	 * made a new 10,000-rule policy's tables about 1 ms slower, 1 MiB ones
 	 * raised the hook's peak RSS by 1 to 1.7 MiB. Against 256 KiB, 128 KiB
 	 * windows cost 0.7 ms and spare 220 to 250 KiB of a peak RSS that came
-	 * within 150 KiB of the 8 MiB a hook may take.
+	 * within 24 KiB of the 8 MiB a hook may take.
 	 */
 	const size_t unit = page / gcd(page, stride);
 	const size_t per_window = unit * (((size_t)128 << 10) / (unit * stride) + 1);
