@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -191,41 +192,66 @@ static int64_t boot_to_real_offset(void)
 	return ((int64_t)real.tv_sec - boot.tv_sec) * 1000000000 + (real.tv_nsec - boot.tv_nsec);
 }
 
-#define SG_MONITOR_LOCK SG_RUN_DIR "/monitor.lock"
+/* Held by the node's one monitor: a directory of its own, beside the events' pin. */
+#define SG_MONITOR_LOCK SG_PIN_ROOT "/monitor"
+/* Its pid, for a second monitor's refusal (where the two share /run). */
+#define SG_MONITOR_PID SG_RUN_DIR "/monitor.pid"
+
+/* A second monitor's refusal, naming the first where /run says who it is. Closes @fd. */
+static int refused(int fd, struct sg_err *err)
+{
+	char pid[32] = "";
+	int pid_fd = open(SG_MONITOR_PID, O_RDONLY | O_CLOEXEC);
+	ssize_t n = pid_fd >= 0 ? read(pid_fd, pid, sizeof(pid) - 1) : -1;
+
+	if (pid_fd >= 0)
+		close(pid_fd);
+	close(fd);
+	pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+	/* A pid left by a monitor gone since (the holder's /run is its own): not named. */
+	long holder = strtol(pid, NULL, 10);
+	if (holder <= 0 || (kill((pid_t)holder, 0) < 0 && errno == ESRCH))
+		pid[0] = '\0';
+	return sg_system_error(err, EBUSY,
+			       "another monitor%s%s%s reads this node's events (it holds %s): the "
+			       "events have one reader, and two would split them",
+			       pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", SG_MONITOR_LOCK);
+}
 
 /*
  * A BPF ring buffer has one read position, which every reader moves: two
  * monitors would each take what the other did not, and neither would see
- * every event. The first holds this lock, with its pid in the file, while
- * it runs; another is refused. Returns the lock's fd, or -errno.
+ * every event. The first holds an exclusive flock of SG_MONITOR_LOCK while
+ * it runs; another is refused. The lock is in bpffs, where the events are:
+ * a monitor in another mount namespace (a container given the node's
+ * bpffs) reads the same events and meets the same lock, where a file under
+ * its own /run would be a lock of its own. Returns the lock's fd, or -errno.
  */
 static int take_reader_lock(struct sg_err *err)
 {
-	char pid[32] = "";
-
-	mkdir(SG_RUN_DIR, 0755);
-	int fd = open(SG_MONITOR_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (mkdir(SG_MONITOR_LOCK, 0700) < 0 && errno != EEXIST)
+		return sg_system_error(err, errno, "cannot make %s: %s", SG_MONITOR_LOCK,
+				       strerror(errno));
+	int fd = open(SG_MONITOR_LOCK, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return sg_system_error(err, errno, "cannot open %s: %s", SG_MONITOR_LOCK,
 				       strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
-		ssize_t n = e == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+		if (e == EWOULDBLOCK)
+			return refused(fd, err);
 		close(fd);
-		if (e != EWOULDBLOCK)
-			return sg_system_error(err, e, "cannot lock %s: %s", SG_MONITOR_LOCK,
-					       strerror(e));
-		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
-		return sg_system_error(err, EBUSY,
-				       "another monitor%s%s%s reads this node's events (%s): the "
-				       "events have one reader, and two would split them",
-				       pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "",
-				       SG_MONITOR_LOCK);
+		return sg_system_error(err, e, "cannot lock %s: %s", SG_MONITOR_LOCK, strerror(e));
 	}
 	/* The pid only makes another monitor's refusal clearer: not written, no harm. */
+	char pid[32];
 	int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) == 0)
-		(void)!pwrite(fd, pid, (size_t)len, 0);
+	mkdir(SG_RUN_DIR, 0755);
+	int pid_fd = open(SG_MONITOR_PID, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (pid_fd >= 0) {
+		(void)!write(pid_fd, pid, (size_t)len);
+		close(pid_fd);
+	}
 	return fd;
 }
 
@@ -260,11 +286,12 @@ int sg_cmd_monitor(int argc, char **argv)
 	if (optind != argc)
 		return sg_usage_error("monitor", "unexpected argument \"%s\"", argv[optind]);
 
-	_cleanup_close_ int lock_fd = take_reader_lock(&err);
-	if (lock_fd < 0)
-		return sg_report(&err);
+	/* The events first: opening them makes the pins' directory the lock lives in. */
 	_cleanup_close_ int fd = sg_events_open(&err);
 	if (fd < 0)
+		return sg_report(&err);
+	_cleanup_close_ int lock_fd = take_reader_lock(&err);
+	if (lock_fd < 0)
 		return sg_report(&err);
 	struct ring_buffer *rb = ring_buffer__new(fd, on_event, &m, NULL);
 	if (!rb) {

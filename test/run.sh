@@ -89,7 +89,7 @@ cleanup_node() {
 	[ -x build/sysctl-guard ] && build/sysctl-guard gc --min-age 0 >/dev/null 2>&1
 	if [ "$PINS_BEFORE" = 0 ] && [ -d "$PINS" ] && ! ls "$PINS" | grep -q '^[0-9]'; then
 		rm -f "$PINS/events"
-		rmdir "$PINS/policies" "$PINS/programs" "$PINS/containers" "$PINS" 2>/dev/null
+		rmdir "$PINS/policies" "$PINS/programs" "$PINS/containers" "$PINS/monitor" "$PINS" 2>/dev/null
 	fi
 }
 trap cleanup_node EXIT

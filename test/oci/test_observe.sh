@@ -14,6 +14,14 @@ expect "monitor --container of one not started yet says so" "1" grep -c "no guar
 # The events have one reader: a second monitor would split them with the first.
 expect "a second monitor is refused: exit 2, naming the first" "2 yes" sh -c \
 	"out=\$(\"$SG\" monitor 2>&1 </dev/null); echo \$? \$(echo \"\$out\" | grep -q 'another monitor (pid $MONITOR)' && echo yes)"
+# So is one in another mount namespace, whose /run is its own: the lock is in bpffs, with the events.
+other_ns_monitor() {
+	local out
+	# timeout: a monitor that takes no lock runs until stopped
+	out=$(timeout 10 unshare -m sh -c 'mount -t tmpfs sg-run /run && exec "$0" monitor' "$SG" 2>&1 </dev/null)
+	echo "$? $(echo "$out" | grep -c 'another monitor')"
+}
+expect "a monitor in another mount namespace is refused too" "2 1" other_ns_monitor
 expect "audit: the workload runs" "done" run_container sg-obs-audit createRuntime "$AUDIT" "$WORKLOAD"
 sleep 0.5 # the ring buffer is polled every 200 ms
 kill -TERM "$MONITOR"
