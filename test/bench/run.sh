@@ -131,6 +131,8 @@ log "compiling the helpers into $BIN"
 CFLAGS="-O2 -Wall -Wextra -Werror"
 cc $CFLAGS -o "$BIN/access_bench" "$HERE/access_bench.c" || die "cannot build access_bench"
 cc $CFLAGS -o "$BIN/spawn_time" "$HERE/spawn_time.c" || die "cannot build spawn_time"
+cc $CFLAGS -nostdlib -static -fno-stack-protector -o "$BIN/noop_hook" "$HERE/noop_hook.c" ||
+	die "cannot build noop_hook"
 cc $CFLAGS -o "$BIN/bpf_stats" "$HERE/bpf_stats.c" || die "cannot build bpf_stats"
 cc $CFLAGS -o "$BIN/floor" "$HERE/floor.c" -lyajl || die "cannot build floor"
 cc $CFLAGS -shared -fPIC -o "$BIN/bpf_timing.so" "$HERE/bpf_timing.c" -ldl ||
@@ -288,12 +290,14 @@ bundle h-10kuse none b10k
 bundle h-10kpre none b10kpre
 bundle r-none none ""
 # Each runc variant runs its hook through a link of its own name, so that
-# the scheduler's events below tell whose hook ran: the floor of any hook
-# is /bin/true at createRuntime and poststop.
+# the scheduler's events below tell whose hook ran. The floor of any hook
+# is noop_hook (static, no libc) at createRuntime and poststop; /bin/true
+# there is the floor of a dynamically linked one.
 rbundle() { # rbundle VARIANT PROFILE TARGET
 	ln -s "$3" "$BIN/hook-$1"
 	make_bundle "$WORK/r-$1" "$WORK/rootfs" "$BIN/hook-$1" createRuntime "$(ann "$2")" '["true"]' >/dev/null
 }
+rbundle noophook "" "$BIN/noop_hook"
 rbundle truehook "" "$(type -P true)"
 rbundle fast "" "$SG"
 rbundle 100new b100new "$SG"
@@ -482,8 +486,8 @@ done
 	"$BUILD/test/bench/compile_bench" 5 >"$WORK/raw/compile_bench.txt" 2>&1
 
 RUNC_ROUNDS=$((ROUNDS * 2)) # a container start is noisy: more rounds than the rest
-log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/truehook/fast/100new/100use/10kuse/10kpre, 10k once"
-RVARIANTS=(none truehook fast 100new 100use 10k 10kuse 10kpre)
+log "2. runc run of busybox true: $RUNC_ROUNDS rounds of none/noophook/truehook/fast/100new/100use/10kuse/10kpre, 10k once"
+RVARIANTS=(none noophook truehook fast 100new 100use 10k 10kuse 10kpre)
 # A runc start varies by several milliseconds from one run to the next, far
 # more than a hook costs: the scheduler's fork, exec and exit events time
 # each hook process inside the real runs (fork to exit: what runc waits for).
