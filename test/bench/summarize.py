@@ -309,13 +309,15 @@ def report(raw):
     if ht:
         p("   the hooks inside those runs (scheduler events, fork to exit; both hooks of a container):")
         p("                                          ms per container   hooks   added to a start without hooks"
-          "   ms above the floor")
+          "   ms above the floor   createRuntime, poststop (medians)")
         per_container = {k: sum(ht[k]) / (len(ht[k]) / 2) for k in order[1:]
                          if k in ht and len(ht[k]) >= 2}
         for k, ms in per_container.items():
             added[k] = 1 + ms / base
             above = f"{ms - per_container['noophook']:12.2f}" if "noophook" in per_container else ""
-            p(f"   {rl[k]:38s} {ms:10.2f} {len(ht[k]):9d}   {added[k]:8.3f}x {above:>20s}")
+            # A container's hooks run one after the other: createRuntime, then poststop.
+            stages = f"{median(ht[k][0::2]):.2f}, {median(ht[k][1::2]):.2f}"
+            p(f"   {rl[k]:38s} {ms:10.2f} {len(ht[k]):9d}   {added[k]:8.3f}x {above:>20s}   {stages:>20s}")
         if "noophook" in per_container:
             p(f"   (5% of a start leaves {0.05 * base - per_container['noophook']:.2f} ms above the floor"
               f" for a hook's work in both processes, 10% {0.10 * base - per_container['noophook']:.2f},"
