@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "log.h"
 #include "probe.h"
 #include "program.h" /* sg_injected_fault */
 #include "util.h"
@@ -211,23 +212,26 @@ static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *sl
 	return r;
 }
 
+/* How a placer makes its updates. */
+struct placing {
+	bool tasks;	/* by tasks (where one can be started), else here */
+	bool measuring; /* here, each timed, until one is slow: then by tasks */
+};
+
 /*
- * Whether tasks are to make the updates: where the kernel waits a full
- * grace period after each, as this boot measured (the first update of the
- * boot measures it: *@measure), and where tasks can run at all.
- * placer_tasks and placer_stall: fault tests' tasks, whatever was measured.
+ * By tasks where updates were slow lately (the probe cache's record, which
+ * expires), else here, measuring. Fault tests, and hosts where tasks cannot
+ * run, have it one way and measure nothing: placer, a hook without tasks;
+ * placer_tasks and placer_stall, tasks whatever was measured.
  */
-static bool wants_tasks(bool *measure)
+static struct placing how_to_place(void)
 {
-	*measure = false;
-	/* placer: a fault test's hook without tasks, which makes the updates itself */
 	if (sg_injected_fault("placer") || UNDER_VALGRIND() || !HAVE_RAW_CALLS)
-		return false;
+		return (struct placing){.tasks = false, .measuring = false};
 	if (sg_injected_fault("placer_tasks") || sg_injected_fault("placer_stall"))
-		return true;
-	int slow = sg_probe_slow_outer_updates();
-	*measure = slow < 0;
-	return slow == 1;
+		return (struct placing){.tasks = true, .measuring = false};
+	bool slow = sg_probe_outer_updates_slow();
+	return (struct placing){.tasks = slow, .measuring = !slow};
 }
 
 /*
@@ -268,30 +272,32 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 {
 	if (n == 0 || n > SG_PLACER_MAX)
 		return -EINVAL;
-	bool measure, tasks = wants_tasks(&measure);
-	size_t i = 0;
+	struct placing how = how_to_place();
+	bool measured = how.measuring;
 
 	pl->slot = slot;
 	pl->n = n;
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
-	if (measure) {
-		int r = update_here_timed(outer_fds[0], inner_fds[0], slot, &tasks);
-		if (r < 0)
-			return r;
-		sg_probe_record_slow_outer_updates(tasks);
-		i = 1;
-	}
-	for (; i < n; i++) {
-		pl->tasks[i] = tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
+	sg_debug("outer-map updates: %s", how.tasks ? "by tasks" : "here, timed");
+	for (size_t i = 0; i < n; i++) {
+		pl->tasks[i] = how.tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
 		if (pl->tasks[i])
 			continue;
-		int r = update_here(outer_fds[i], inner_fds[i], slot);
+		bool slow;
+		int r = update_here_timed(outer_fds[i], inner_fds[i], slot, &slow);
 		if (r < 0) {
 			/* Nothing waits for them: they would place into a slot being released. */
 			kill_tasks(pl);
 			return r;
 		}
+		if (slow && how.measuring) {
+			sg_debug("an outer-map update was slow: the rest by tasks");
+			how = (struct placing){.tasks = true, .measuring = false};
+		}
 	}
+	/* Slow (for the next minute), or quick: what the next placers start with. */
+	if (measured)
+		sg_probe_record_slow_outer_updates(!how.measuring);
 	return 0;
 }
 

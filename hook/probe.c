@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,10 +25,10 @@
 
 /*
  * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
- * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1" records it. The
- * two load probes cost the hook four program verifications (some 200 us) per
- * run, so they are cached with the rewrite probe. rewrite= stays the first
- * field: older binaries read only that one.
+ * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 slow_outer_at=S"
+ * records it. The two load probes cost the hook four program verifications
+ * (some 200 us) per run, so they are cached with the rewrite probe.
+ * rewrite= stays the first field: older binaries read only that one.
  */
 enum {
 	FACT_UNKNOWN = -1,
@@ -38,9 +39,19 @@ struct probe_facts {
 	int sysctl_hook;
 	int task_helpers;
 	int slow_outer_updates;
+	long slow_outer_at; /* when slow ones were recorded: seconds since boot, or 0 */
 };
 
-static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN};
+/*
+ * A record of slow outer-map updates holds this long; the placer then
+ * measures again. How long the kernel waits depends on the load of the
+ * moment (a busy CPU delays even an expedited grace period), and one slow
+ * update must not send every new policy of the boot to tasks (a new
+ * 100-rule policy's tables took 0.35 to 0.42 ms longer so, here).
+ */
+#define SLOW_OUTER_RECHECK_S 60
+
+static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, 0};
 static char boot_id[64];
 
 static void read_boot_id(char out[64])
@@ -65,6 +76,19 @@ static int cached_flag(const char *line, const char *key)
 		   : FACT_UNKNOWN;
 }
 
+/* The value of " KEY=N" in @line (N > 0), or 0. */
+static long cached_number(const char *line, const char *key)
+{
+	char needle[32];
+	snprintf(needle, sizeof(needle), " %s=", key);
+	const char *p = strstr(line, needle);
+	if (!p)
+		return 0;
+	char *end;
+	long n = strtol(p + strlen(needle), &end, 10);
+	return n > 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? n : 0;
+}
+
 /* Reads the cache once per process; a line of another boot counts as none. */
 static void facts_load(void)
 {
@@ -83,6 +107,7 @@ static void facts_load(void)
 	facts.sysctl_hook = cached_flag(line, "sysctl_hook");
 	facts.task_helpers = cached_flag(line, "task_helpers");
 	facts.slow_outer_updates = cached_flag(line, "slow_outer_updates");
+	facts.slow_outer_at = cached_number(line, "slow_outer_at");
 }
 
 static void append_flag(char *line, size_t cap, const char *key, int value)
@@ -103,6 +128,9 @@ static void facts_store(void)
 	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
 	append_flag(line, sizeof(line), "task_helpers", facts.task_helpers);
 	append_flag(line, sizeof(line), "slow_outer_updates", facts.slow_outer_updates);
+	if (facts.slow_outer_at > 0)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), " slow_outer_at=%ld",
+			 facts.slow_outer_at);
 	snprintf(tmp, sizeof(tmp), "%s.%d", SG_PROBE_CACHE, (int)getpid());
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
@@ -150,16 +178,27 @@ bool sg_probe_task_helpers(void)
 	return facts.task_helpers == 1;
 }
 
-int sg_probe_slow_outer_updates(void)
+static long seconds_since_boot(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (long)now.tv_sec + 1; /* 0 means "unknown" in the cache */
+}
+
+bool sg_probe_outer_updates_slow(void)
 {
 	facts_load();
-	return facts.slow_outer_updates; /* 0, 1 or FACT_UNKNOWN (-1): cached_flag's */
+	return facts.slow_outer_updates == 1 && facts.slow_outer_at > 0 &&
+	       seconds_since_boot() - facts.slow_outer_at < SLOW_OUTER_RECHECK_S;
 }
 
 void sg_probe_record_slow_outer_updates(bool slow)
 {
 	facts_load();
+	if (!slow && facts.slow_outer_updates == 0)
+		return; /* recorded already: no write */
 	facts.slow_outer_updates = slow;
+	facts.slow_outer_at = slow ? seconds_since_boot() : 0;
 	facts_store();
 }
 

@@ -28,13 +28,15 @@ bool sg_probe_task_helpers(void);
 int sg_probe_rewrite(bool *works, struct sg_err *err);
 
 /*
- * Whether an outer-map update returns only after a full RCU grace period
- * (10 to 25 ms), rather than an expedited one (30 to 50 us with 6.18 here):
- * 1, 0, or -1 while this boot has not measured it. The placer measures it
- * on its first update (placer.c) and records it with
- * sg_probe_record_slow_outer_updates.
+ * Whether outer-map updates were recorded slow in the last minute: the
+ * kernel returned only after a full RCU grace period (10 to 25 ms), or an
+ * expedited one held up by a busy CPU, rather than a quick expedited one
+ * (5 to 150 us with 6.18 here). The placer times the updates it makes
+ * itself (placer.c) and records what it saw with
+ * sg_probe_record_slow_outer_updates; a record of slow ones expires, so
+ * that the placer measures again.
  */
-int sg_probe_slow_outer_updates(void);
+bool sg_probe_outer_updates_slow(void);
 void sg_probe_record_slow_outer_updates(bool slow);
 
 #endif

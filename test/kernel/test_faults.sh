@@ -239,4 +239,35 @@ if can_valgrind "$VG_SG"; then
 	expect "memcheck: a policy of many patterns is clean" "0" memcheck none "$PAT_FRESH"
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 fi
+
+# The placer (placer.c) makes a new policy's outer-map updates itself, each
+# timed, unless the probe cache recorded slow ones in the last minute: then
+# tasks make them. An older record is measured again, and replaced.
+PROBE=/run/sysctl-guard/probe
+# slow_record AGE_S: the cache line says updates were slow AGE_S seconds ago (SLOW_AT)
+slow_record() {
+	local line
+	SLOW_AT=$(($(awk '{print int($1) + 1}' /proc/uptime) - $1))
+	line=$(head -1 "$PROBE" | sed -E 's/ slow_outer_(updates|at)=[0-9]+//g')
+	echo "$line slow_outer_updates=1 slow_outer_at=$SLOW_AT" >"$PROBE.sg-test" && mv "$PROBE.sg-test" "$PROBE"
+}
+# placed ID: how the hook of container ID (made last) placed its new policy
+placed() {
+	hook_created "$1" >/dev/null || return
+	sed -n 's/.*outer-map updates: //p' "$TMPDIR_TEST/$1.err"
+}
+inline_policy() {
+	printf '{"io.sysctl-guard.policy": "{\\"version\\": 1, \\"rules\\": [{\\"name\\": \\"kernel.sg_placing_%s_%s\\", \\"access\\": \\"none\\"}]}"}' "$1" "$$"
+}
+use_own_node
+container placing-fresh "$(inline_policy fresh)"
+slow_record 0
+expect "outer-map updates recorded slow this minute: a new policy is placed by tasks" \
+	"by tasks" placed placing-fresh
+expect "... which measure nothing: the record stays" "1" grep -c " slow_outer_at=$SLOW_AT\$" "$PROBE"
+container placing-old "$(inline_policy old)"
+slow_record 120
+expect "a record of slow updates two minutes old: the hook makes and times them itself" \
+	"here, timed" placed placing-old
+expect "... and records what it measured instead" "0" grep -c " slow_outer_at=$SLOW_AT\$" "$PROBE"
 finish
