@@ -189,8 +189,9 @@ static int update_here(int outer_fd, int inner_fd, uint32_t slot)
 }
 
 /*
- * An update that took longer than this waited for a full grace period: an
- * expedited one takes tens of microseconds, a full one milliseconds.
+ * An update that took longer than this was slow: it waited for a full
+ * grace period (10 to 25 ms), or for an expedited one that a busy CPU held
+ * up; a quick expedited one takes 5 to 150 us here.
  */
 #define SLOW_UPDATE_S 1e-3
 
@@ -208,7 +209,8 @@ static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *sl
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	int r = update_here(outer_fd, inner_fd, slot);
-	*slow = seconds_since(&start) >= SLOW_UPDATE_S;
+	/* outer_slow: a fault test's updates, each as slow as a full grace period */
+	*slow = seconds_since(&start) >= SLOW_UPDATE_S || sg_injected_fault("outer_slow");
 	return r;
 }
 
@@ -278,7 +280,9 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 	pl->slot = slot;
 	pl->n = n;
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
-	sg_debug("outer-map updates: %s", how.tasks ? "by tasks" : "here, timed");
+	sg_debug("outer-map updates: %s", how.tasks	  ? "by tasks"
+					  : how.measuring ? "here, timed"
+							  : "here");
 	for (size_t i = 0; i < n; i++) {
 		pl->tasks[i] = how.tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
 		if (pl->tasks[i])
@@ -288,6 +292,8 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 		if (r < 0) {
 			/* Nothing waits for them: they would place into a slot being released. */
 			kill_tasks(pl);
+			if (measured && !how.measuring)
+				sg_probe_record_slow_outer_updates(true);
 			return r;
 		}
 		if (slow && how.measuring) {
@@ -295,7 +301,7 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 			how = (struct placing){.tasks = true, .measuring = false};
 		}
 	}
-	/* Slow (for the next minute), or quick: what the next placers start with. */
+	/* Slow (for a while: probe.h), or quick: what the next placers start with. */
 	if (measured)
 		sg_probe_record_slow_outer_updates(!how.measuring);
 	return 0;

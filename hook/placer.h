@@ -10,8 +10,9 @@
  * of its own, side by side, and the hook returns as soon as it sees the
  * tables in place while the tasks wait the grace periods out. Updates made
  * here are timed: after a slow one, the rest go to tasks, and the probe
- * cache (probe.h) keeps that for a minute, when placers measure again (how
- * long the kernel waits depends on the moment's load, too).
+ * cache (probe.h) keeps that for a minute, or longer where it is found slow
+ * again, when placers measure again (how long the kernel waits depends on
+ * the moment's load, too).
  *
  * A task is a process that shares the hook's memory (clone with CLONE_VM):
  * starting it copies no page table and leaves no page to copy on the next

@@ -25,8 +25,8 @@
 
 /*
  * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
- * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 slow_outer_at=S"
- * records it. The two load probes cost the hook four program verifications
+ * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 [slow_outer_at=S
+ * slow_outer_hold=S]" records it. The two load probes cost the hook four program verifications
  * (some 200 us) per run, so they are cached with the rewrite probe.
  * rewrite= stays the first field: older binaries read only that one.
  */
@@ -39,19 +39,24 @@ struct probe_facts {
 	int sysctl_hook;
 	int task_helpers;
 	int slow_outer_updates;
-	long slow_outer_at; /* when slow ones were recorded: seconds since boot, or 0 */
+	long slow_outer_at;   /* when slow ones were recorded: seconds since boot, or 0 */
+	long slow_outer_hold; /* for how long that record holds, in seconds */
 };
 
 /*
- * A record of slow outer-map updates holds this long; the placer then
- * measures again. How long the kernel waits depends on the load of the
- * moment (a busy CPU delays even an expedited grace period), and one slow
- * update must not send every new policy of the boot to tasks (a new
- * 100-rule policy's tables took 0.35 to 0.42 ms longer so, here).
+ * A record of slow outer-map updates holds a minute at first; the placer
+ * then measures again. How long the kernel waits depends on the moment's
+ * load too (a busy CPU holds up even an expedited grace period), and one
+ * slow update must not send every new policy of the boot to tasks (a new
+ * 100-rule policy's tables took 0.35 to 0.42 ms longer so, here). Found
+ * slow again, the record holds twice as long as the last, up to a day: a
+ * kernel that always waits a full grace period (10 to 25 ms) has one
+ * waited for in a hook a dozen times in its first day, then once a day.
  */
-#define SLOW_OUTER_RECHECK_S 60
+#define SLOW_OUTER_FIRST_HOLD_S	  60
+#define SLOW_OUTER_LONGEST_HOLD_S (24 * 3600)
 
-static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, 0};
+static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, 0, 0};
 static char boot_id[64];
 
 static void read_boot_id(char out[64])
@@ -89,25 +94,33 @@ static long cached_number(const char *line, const char *key)
 	return n > 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? n : 0;
 }
 
-/* Reads the cache once per process; a line of another boot counts as none. */
+/* The cache's facts into *@out; a line of another boot counts as none. */
+static void facts_read(struct probe_facts *out)
+{
+	char line[256], id[64];
+
+	_cleanup_fclose_ FILE *f = boot_id[0] ? fopen(SG_PROBE_CACHE, "re") : NULL;
+	if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "%63s", id) != 1 ||
+	    strcmp(id, boot_id) != 0)
+		return;
+	out->rewrite = cached_flag(line, "rewrite");
+	out->sysctl_hook = cached_flag(line, "sysctl_hook");
+	out->task_helpers = cached_flag(line, "task_helpers");
+	out->slow_outer_updates = cached_flag(line, "slow_outer_updates");
+	out->slow_outer_at = cached_number(line, "slow_outer_at");
+	out->slow_outer_hold = cached_number(line, "slow_outer_hold");
+}
+
+/* Reads the cache once per process. */
 static void facts_load(void)
 {
 	static bool loaded;
-	char line[256], id[64];
 
 	if (loaded)
 		return;
 	loaded = true;
 	read_boot_id(boot_id);
-	_cleanup_fclose_ FILE *f = boot_id[0] ? fopen(SG_PROBE_CACHE, "re") : NULL;
-	if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "%63s", id) != 1 ||
-	    strcmp(id, boot_id) != 0)
-		return;
-	facts.rewrite = cached_flag(line, "rewrite");
-	facts.sysctl_hook = cached_flag(line, "sysctl_hook");
-	facts.task_helpers = cached_flag(line, "task_helpers");
-	facts.slow_outer_updates = cached_flag(line, "slow_outer_updates");
-	facts.slow_outer_at = cached_number(line, "slow_outer_at");
+	facts_read(&facts);
 }
 
 static void append_flag(char *line, size_t cap, const char *key, int value)
@@ -116,7 +129,11 @@ static void append_flag(char *line, size_t cap, const char *key, int value)
 		snprintf(line + strlen(line), cap - strlen(line), " %s=%d", key, value);
 }
 
-/* Writes what is known so far; a hook racing this one writes the same facts. */
+/*
+ * Writes what is known so far. A hook racing this one writes the same
+ * facts, but for how slow outer-map updates were, where the last one
+ * written wins: either is what a hook measured a moment ago.
+ */
 static void facts_store(void)
 {
 	char tmp[PATH_MAX], line[256];
@@ -128,9 +145,10 @@ static void facts_store(void)
 	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
 	append_flag(line, sizeof(line), "task_helpers", facts.task_helpers);
 	append_flag(line, sizeof(line), "slow_outer_updates", facts.slow_outer_updates);
-	if (facts.slow_outer_at > 0)
-		snprintf(line + strlen(line), sizeof(line) - strlen(line), " slow_outer_at=%ld",
-			 facts.slow_outer_at);
+	if (facts.slow_outer_updates == 1 && facts.slow_outer_at > 0)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " slow_outer_at=%ld slow_outer_hold=%ld", facts.slow_outer_at,
+			 facts.slow_outer_hold);
 	snprintf(tmp, sizeof(tmp), "%s.%d", SG_PROBE_CACHE, (int)getpid());
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
@@ -178,27 +196,44 @@ bool sg_probe_task_helpers(void)
 	return facts.task_helpers == 1;
 }
 
+/* Seconds since boot, from 1 (0 is "unknown" in the cache). */
 static long seconds_since_boot(void)
 {
-	struct timespec now;
+	struct timespec now = {0, 0};
 	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (long)now.tv_sec + 1; /* 0 means "unknown" in the cache */
+	return (long)now.tv_sec + 1;
 }
 
 bool sg_probe_outer_updates_slow(void)
 {
 	facts_load();
-	return facts.slow_outer_updates == 1 && facts.slow_outer_at > 0 &&
-	       seconds_since_boot() - facts.slow_outer_at < SLOW_OUTER_RECHECK_S;
+	if (facts.slow_outer_updates != 1 || facts.slow_outer_at <= 0)
+		return false;
+	long age = seconds_since_boot() - facts.slow_outer_at;
+	long hold = facts.slow_outer_hold > 0 ? facts.slow_outer_hold : SLOW_OUTER_FIRST_HOLD_S;
+	return age >= 0 && age < hold; /* a record from the future is as good as none */
+}
+
+/* How long a record of slow updates holds: a minute, then twice the last one, up to a day. */
+static long next_hold(long last)
+{
+	if (last <= 0)
+		return SLOW_OUTER_FIRST_HOLD_S;
+	return last < SLOW_OUTER_LONGEST_HOLD_S / 2 ? 2 * last : SLOW_OUTER_LONGEST_HOLD_S;
 }
 
 void sg_probe_record_slow_outer_updates(bool slow)
 {
 	facts_load();
-	if (!slow && facts.slow_outer_updates == 0)
+	/* What the cache says now: another hook may have measured since this one read it. */
+	struct probe_facts latest = facts;
+	facts_read(&latest);
+	if (!slow && latest.slow_outer_updates == 0)
 		return; /* recorded already: no write */
+	long last_hold = latest.slow_outer_updates == 1 ? latest.slow_outer_hold : 0;
 	facts.slow_outer_updates = slow;
 	facts.slow_outer_at = slow ? seconds_since_boot() : 0;
+	facts.slow_outer_hold = slow ? next_hold(last_hold) : 0;
 	facts_store();
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Feature probes, side-effect free and cached: once per process in memory,
- * once per boot in SG_PROBE_CACHE (keyed by the boot id).
+ * once per boot in SG_PROBE_CACHE (keyed by the boot id); how slow
+ * outer-map updates were is kept there for a while (below).
  */
 #ifndef SG_PROBE_H
 #define SG_PROBE_H
@@ -33,8 +34,9 @@ int sg_probe_rewrite(bool *works, struct sg_err *err);
  * expedited one held up by a busy CPU, rather than a quick expedited one
  * (5 to 150 us with 6.18 here). The placer times the updates it makes
  * itself (placer.c) and records what it saw with
- * sg_probe_record_slow_outer_updates; a record of slow ones expires, so
- * that the placer measures again.
+ * sg_probe_record_slow_outer_updates; a record of slow ones expires after
+ * a minute, or twice as long as the last one when it is found slow again
+ * (up to a day), and the placer measures again.
  */
 bool sg_probe_outer_updates_slow(void);
 void sg_probe_record_slow_outer_updates(bool slow);
