@@ -280,9 +280,8 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 	pl->slot = slot;
 	pl->n = n;
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
-	sg_debug("outer-map updates: %s", how.tasks	  ? "by tasks"
-					  : how.measuring ? "here, timed"
-							  : "here");
+	const char *way = how.tasks ? "by tasks" : how.measuring ? "here, timed" : "here";
+	sg_debug("outer-map updates: %s", way);
 	for (size_t i = 0; i < n; i++) {
 		pl->tasks[i] = how.tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
 		if (pl->tasks[i])

@@ -26,9 +26,10 @@
 /*
  * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
  * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 [slow_outer_at=S
- * slow_outer_hold=S]" records it. The two load probes cost the hook four program verifications
- * (some 200 us) per run, so they are cached with the rewrite probe.
- * rewrite= stays the first field: older binaries read only that one.
+ * slow_outer_hold=S]" records it. The two load probes cost the hook four
+ * program verifications (some 200 us) per run, so they are cached with the
+ * rewrite probe. rewrite= stays the first field: older binaries read only
+ * that one.
  */
 enum {
 	FACT_UNKNOWN = -1,
