@@ -282,28 +282,31 @@ int sg_placer_send(struct sg_placer *pl, const int *outer_fds, const int *inner_
 	memcpy(pl->outer_fds, outer_fds, n * sizeof(*outer_fds));
 	const char *way = how.tasks ? "by tasks" : how.measuring ? "here, timed" : "here";
 	sg_debug("outer-map updates: %s", way);
+	int r = 0;
 	for (size_t i = 0; i < n; i++) {
 		pl->tasks[i] = how.tasks ? start_task(outer_fds[i], inner_fds[i], slot) : NULL;
 		if (pl->tasks[i])
 			continue;
 		bool slow;
-		int r = update_here_timed(outer_fds[i], inner_fds[i], slot, &slow);
+		r = update_here_timed(outer_fds[i], inner_fds[i], slot, &slow);
 		if (r < 0) {
 			/* Nothing waits for them: they would place into a slot being released. */
 			kill_tasks(pl);
-			if (measured && !how.measuring)
-				sg_probe_record_slow_outer_updates(true);
-			return r;
+			break;
 		}
 		if (slow && how.measuring) {
 			sg_debug("an outer-map update was slow: the rest by tasks");
 			how = (struct placing){.tasks = true, .measuring = false};
 		}
 	}
-	/* Slow (for a while: probe.h), or quick: what the next placers start with. */
-	if (measured)
-		sg_probe_record_slow_outer_updates(!how.measuring);
-	return 0;
+	/*
+	 * Slow (for a while: probe.h), or quick: what the next placers start
+	 * with. Quick is known only once every update was made.
+	 */
+	bool saw_slow = measured && !how.measuring;
+	if (saw_slow || (measured && r == 0))
+		sg_probe_record_slow_outer_updates(saw_slow);
+	return r;
 }
 
 static bool visible(const struct sg_placer *pl, size_t i)

@@ -68,31 +68,36 @@ static void read_boot_id(char out[64])
 		out[strcspn(out, "\n")] = '\0';
 }
 
-/* The value of " KEY=0|1" in @line, or FACT_UNKNOWN. */
-static int cached_flag(const char *line, const char *key)
+/* Where the value of " KEY=" starts in @line, or NULL. */
+static const char *cached_value(const char *line, const char *key)
 {
 	char needle[32];
 	snprintf(needle, sizeof(needle), " %s=", key);
 	const char *p = strstr(line, needle);
-	if (!p)
-		return FACT_UNKNOWN;
-	p += strlen(needle);
-	return (*p == '0' || *p == '1') && (p[1] == ' ' || p[1] == '\n' || p[1] == '\0')
-		   ? *p - '0'
-		   : FACT_UNKNOWN;
+	return p ? p + strlen(needle) : NULL;
+}
+
+static bool field_ends(char c)
+{
+	return c == ' ' || c == '\n' || c == '\0';
+}
+
+/* The value of " KEY=0|1" in @line, or FACT_UNKNOWN. */
+static int cached_flag(const char *line, const char *key)
+{
+	const char *p = cached_value(line, key);
+	return p && (*p == '0' || *p == '1') && field_ends(p[1]) ? *p - '0' : FACT_UNKNOWN;
 }
 
 /* The value of " KEY=N" in @line (N > 0), or 0. */
 static long cached_number(const char *line, const char *key)
 {
-	char needle[32];
-	snprintf(needle, sizeof(needle), " %s=", key);
-	const char *p = strstr(line, needle);
+	const char *p = cached_value(line, key);
 	if (!p)
 		return 0;
 	char *end;
-	long n = strtol(p + strlen(needle), &end, 10);
-	return n > 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? n : 0;
+	long n = strtol(p, &end, 10);
+	return n > 0 && field_ends(*end) ? n : 0;
 }
 
 /* The cache's facts into *@out; a line of another boot counts as none. */

@@ -249,11 +249,13 @@ fi
 # may write it between a record made here and the hook that reads it: each
 # case has three tries, each with a policy of its own.
 PROBE=/run/sysctl-guard/probe
+# boot_seconds: as the hook counts them for the cache (CLOCK_BOOTTIME, from 1)
+boot_seconds() { awk '{print int($1) + 1}' /proc/uptime; }
 # slow_record AGE_S HOLD_S: the cache line says updates were slow AGE_S seconds
 # ago, for HOLD_S seconds (SLOW_AT: when)
 slow_record() {
 	local line
-	SLOW_AT=$(($(awk '{print int($1) + 1}' /proc/uptime) - $1))
+	SLOW_AT=$(($(boot_seconds) - $1))
 	line=$(head -1 "$PROBE" | sed -E 's/ slow_outer_(updates|at|hold)=[0-9]+//g')
 	echo "$line slow_outer_updates=1 slow_outer_at=$SLOW_AT slow_outer_hold=$2" >"$PROBE.sg-test" &&
 		mv "$PROBE.sg-test" "$PROBE"
@@ -264,7 +266,7 @@ slow_fields() {
 	local u at hold now
 	read -r u at hold < <(head -1 "$PROBE" |
 		sed -nE 's/.* slow_outer_updates=([01])( slow_outer_at=([0-9]+) slow_outer_hold=([0-9]+))?$/\1 \3 \4/p')
-	now=$(awk '{print int($1) + 1}' /proc/uptime)
+	now=$(boot_seconds)
 	if [ "$u" != 1 ]; then
 		echo "updates=$u"
 	elif [ "$at" = "$SLOW_AT" ]; then
