@@ -7,8 +7,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "smallmem.h"
-
 #define REGION_BYTES (256ul << 20)
 /* Blocks are whole pages: a freed one can be split and reused cleanly. */
 #define GRAIN 4096ul
@@ -213,20 +211,6 @@ static size_t take(size_t span)
 	return off;
 }
 
-/*
- * Unlocks; once the run is large, smallmem's huge page goes back to the
- * pages its blocks reached (sg_smallmem_trim, unlocked: it takes smallmem's
- * lock), before the caller writes its block: the two huge pages are never
- * counted whole together (peak RSS).
- */
-static void unlock_then_trim(void)
-{
-	bool large = bm.huge;
-	unlock();
-	if (large)
-		sg_smallmem_trim();
-}
-
 /* A block of @size bytes; *@dirty: how many of its first bytes may not be zero. */
 static void *alloc_block(size_t size, size_t *dirty)
 {
@@ -237,7 +221,7 @@ static void *alloc_block(size_t size, size_t *dirty)
 	lock();
 	size_t touched = bm.touched;
 	size_t off = ready() ? take(span) : SIZE_MAX;
-	unlock_then_trim();
+	unlock();
 	if (off == SIZE_MAX)
 		return NULL;
 	struct header *h = (struct header *)(bm.base + off);
@@ -311,7 +295,7 @@ void *sg_bigmem_realloc(void *p, size_t size)
 		return p; /* kept whole: it may grow again */
 	lock();
 	bool grown = grow_in_place((size_t)((char *)h - bm.base), h->span, want);
-	unlock_then_trim();
+	unlock();
 	if (grown) {
 		h->span = want;
 		return p;

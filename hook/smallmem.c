@@ -6,9 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-#include "bigmem.h" /* SG_BIGMEM_MIN (the largest class), sg_reserve_huge_aligned */
+#include "bigmem.h" /* SG_BIGMEM_MIN: the largest class */
 
 #define REGION_BYTES (64ul << 20)
 /* The region is cut into units; each unit belongs to one class (unit_class). */
@@ -45,9 +44,7 @@ static struct {
 	_Atomic int state; /* enum region_state */
 	char *base;	   /* set before state turns READY */
 	pthread_mutex_t lock;
-	_Atomic bool trim_asked; /* sg_smallmem_trim was called */
-	bool trimmed;		 /* and has given the pages back (locked) */
-	size_t top;		 /* units taken by classes */
+	size_t top; /* units taken by classes */
 	struct class_state class[N_CLASSES];
 	uint8_t unit_class[N_UNITS];
 } sm = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -81,66 +78,31 @@ static unsigned class_of(size_t size)
 	return c;
 }
 
-/* Gives the kernel the pages of [from, to) in the first huge page that no block reached. Locked. */
-static void give_back_unreached(const char *from, const char *to)
-{
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	char *start = (char *)(((uintptr_t)from + page - 1) & ~(page - 1));
-	char *end = sm.base + SG_HUGE_PAGE;
-	if (to < end)
-		end = (char *)to;
-	if (start < end)
-		(void)madvise(start, (size_t)(end - start), MADV_DONTNEED);
-}
-
 /*
- * A large run's RSS is counted to the page (its limit is 8 MiB, and a new
- * 10,000-rule policy comes within 300 KiB of it): the first huge page is
- * split, keeping the pages blocks reached. What no block reached reads as
- * zeroes again, as a fresh block must, and comes back page by page.
- */
-static void trim_now(void)
-{
-	lock();
-	if (!sm.trimmed) {
-		sm.trimmed = true;
-		(void)madvise(sm.base, SG_HUGE_PAGE, MADV_NOHUGEPAGE);
-		for (unsigned c = 0; c < N_CLASSES; c++)
-			if (sm.class[c].next)
-				give_back_unreached(sm.class[c].next, sm.class[c].end);
-		give_back_unreached(sm.base + (sm.top << UNIT_SHIFT), sm.base + SG_HUGE_PAGE);
-	}
-	unlock();
-}
-
-/*
- * Address space only, aligned to a huge page. Every class starts in the
- * first 2 MiB (32 units), which is one huge page: a hook run touches a page
- * or two of some 30 classes there, and on the VMs hooks run in each first
- * touch of a small page is a trap to the hypervisor (about 12 us), where the
- * huge page costs one trap and its zeroing (120 to 140 us). A 100-rule
- * policy's hook took 46 faults fewer and 0.7 ms less. The rest stays in
- * small pages (no THP). A large run gives back what no class reached
- * (sg_smallmem_trim). Unlocked: a block asked for by another thread while
- * this one maps comes from libc, as state is not READY yet.
+ * Address space only, in small pages: a hook run touches a page or two of
+ * some 30 classes, each first touch about 1 us here. The region's first
+ * 2 MiB used to be one transparent huge page, which spared the VMs of
+ * 2026-12-05 (a first touch 12 us there) 46 faults in a new 100-rule
+ * policy's hook; on the machines of 2026-12-06 faulting it in took 70 to
+ * 290 us and its zeroing, and after a large run freed memory several ms
+ * (the kernel compacts memory for a madvised huge page: defrag=madvise).
+ * Without it every hook process took 0.2 to 0.35 ms less there, and 3 ms
+ * less for a poststop after a new 10,000-rule policy. MADV_NOHUGEPAGE keeps
+ * a kernel with THP "always" from doing the same. Unlocked: a block asked
+ * for by another thread while this one maps comes from libc, as state is
+ * not READY yet.
  */
 static void map_region(void)
 {
-	char *base = sg_reserve_huge_aligned(REGION_BYTES);
-	if (!base) {
+	char *base = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
 		sm.state = NONE;
 		return;
 	}
-	/* A run known to be large by now has no use for it. */
-	const bool huge = !sm.trim_asked;
-	const size_t small_from = huge ? SG_HUGE_PAGE : 0;
-	if (huge)
-		(void)madvise(base, SG_HUGE_PAGE, MADV_HUGEPAGE);
-	(void)madvise(base + small_from, REGION_BYTES - small_from, MADV_NOHUGEPAGE);
+	(void)madvise(base, REGION_BYTES, MADV_NOHUGEPAGE);
 	sm.base = base;
 	sm.state = READY;
-	if (huge && sm.trim_asked)
-		trim_now(); /* asked for while this thread mapped */
 	/*
 	 * Ready first: pthread_atfork mallocs, and its block then comes from the
 	 * region. That spares the process libc's malloc, which would set itself
@@ -249,10 +211,4 @@ void sg_smallmem_free(void *p)
 	b->next = cs->free;
 	cs->free = b;
 	unlock();
-}
-
-void sg_smallmem_trim(void)
-{
-	if (!atomic_exchange(&sm.trim_asked, true) && sm.state == READY)
-		trim_now();
 }

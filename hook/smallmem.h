@@ -2,9 +2,8 @@
 /*
  * Blocks under SG_BIGMEM_MIN for the static binary (malloc_route.c): size
  * classes carved from one reserved region, freed blocks kept on a list per
- * class, nothing given back to the kernel before the process exits (but
- * what no block reached of the first huge page, once a run turns out large:
- * sg_smallmem_trim). Every class starts in that huge page (smallmem.c).
+ * class, nothing given back to the kernel before the process exits. Small
+ * pages only (smallmem.c says why).
  *
  * Why: musl's malloc gives a group of blocks back (munmap, MADV_FREE) as soon
  * as its last block is freed, and a hook run frees and makes again the few
@@ -35,11 +34,5 @@ bool sg_smallmem_owns(const void *p);
 size_t sg_smallmem_usable(const void *p);
 /* Gives the block @p back to its class. */
 void sg_smallmem_free(void *p);
-/*
- * For a process that turned out large: the pages of the region's first huge
- * page that no block has reached go back to the kernel, and that range
- * takes small pages from then on. Once; later calls return at once.
- */
-void sg_smallmem_trim(void);
 
 #endif

@@ -16,16 +16,16 @@
 #include "smaps.h"
 #include "test.h"
 
-/* Run first: small blocks start on smallmem's huge page, which a large process trims. */
-TEST(a_large_process_trims_smallmems_huge_page)
+/* Small blocks stay in small pages, also once a large process's big blocks take huge ones. */
+TEST(small_blocks_never_take_huge_pages)
 {
 	bool thp = access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;
 	char *small = malloc(100);
-	CHECK(small && smaps_flag(small, "hg") == thp);
-	char *mid = malloc(300 << 10); /* bigmem's, and less than 512 KiB asked */
-	CHECK(smaps_flag(small, "hg") == thp);
-	char *large = malloc(300 << 10);
-	CHECK(mid && large && smaps_flag(small, "hg") == 0);
+	CHECK(small && smaps_flag(small, "nh") == 1);
+	char *mid = malloc(300 << 10);
+	char *large = malloc(300 << 10); /* 600 KiB asked: bigmem goes to huge pages */
+	CHECK(mid && large && smaps_flag(large, "hg") == thp);
+	CHECK(smaps_flag(small, "nh") == 1 && smaps_flag(small, "hg") == 0);
 	free(large);
 	free(mid);
 	free(small);
@@ -100,7 +100,7 @@ TEST(blocks_libc_makes_are_freed_by_their_maker)
 	free(copy);
 }
 
-RUN_TESTS({"a_large_process_trims_smallmems_huge_page", a_large_process_trims_smallmems_huge_page},
+RUN_TESTS({"small_blocks_never_take_huge_pages", small_blocks_never_take_huge_pages},
 	  {"large_blocks_are_bigmems_small_ones_smallmems",
 	   large_blocks_are_bigmems_small_ones_smallmems},
 	  {"calloc_zeroes_and_refuses_overflow", calloc_zeroes_and_refuses_overflow},
