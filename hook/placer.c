@@ -209,8 +209,15 @@ static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *sl
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	int r = update_here(outer_fd, inner_fd, slot);
-	/* outer_slow: a fault test's updates, each as slow as a full grace period */
-	*slow = seconds_since(&start) >= SLOW_UPDATE_S || sg_injected_fault("outer_slow");
+	/*
+	 * outer_slow and outer_quick: a fault test's updates, each counted as
+	 * slow as a full grace period, or as quick as an expedited one (a
+	 * kernel without rcu_expedited waits the full one every time)
+	 */
+	if (sg_injected_fault("outer_slow") || sg_injected_fault("outer_quick"))
+		*slow = sg_injected_fault("outer_slow");
+	else
+		*slow = seconds_since(&start) >= SLOW_UPDATE_S;
 	return r;
 }
 

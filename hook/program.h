@@ -120,7 +120,8 @@ int sg_pins_lock(bool exclusive);
  * together at every size would, "placer" starts no placer tasks (placer.h),
  * so that the hook makes the outer-map updates itself, waits included,
  * "placer_tasks" has tasks make them whatever was measured lately,
- * "outer_slow" has every update the hook makes count as slow (placer.c),
+ * "outer_slow" and "outer_quick" have every update the hook makes count as
+ * slow or quick, whatever it took (placer.c),
  * "placer_stall" keeps the tasks (started as for placer_tasks) from
  * placing for a second while the hook waits 0.2 s for them, so that they
  * are killed before their slot is released,
