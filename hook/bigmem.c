@@ -12,13 +12,6 @@
 #define GRAIN 4096ul
 /* Free ranges remembered; more are left unused (coalescing keeps them few). */
 #define MAX_FREE 256
-/*
- * Blocks asked for before the region goes to huge pages: a small run (no
- * policy, a policy in use, a small one) takes its few blocks page by page,
- * where one huge page would cost it 2 MiB of RSS and their zeroing.
- */
-#define HUGE_AFTER (512ul << 10)
-
 /* Before each block: what the block spans, header included. */
 struct header {
 	size_t span;
@@ -32,8 +25,6 @@ struct range {
 static struct {
 	pthread_mutex_t lock;
 	bool tried;		     /* to map the region */
-	bool huge;		     /* the region above top is advised MADV_HUGEPAGE */
-	size_t asked;		     /* bytes of all blocks asked for (count_asked) */
 	char *base;		     /* NULL: no region */
 	size_t top;		     /* the first byte no block has reached yet */
 	size_t touched;		     /* the highest top: above it every byte is still zero */
@@ -52,61 +43,17 @@ static void unlock(void)
 }
 
 /*
- * New blocks start on a huge page no block has touched yet; the free ranges
- * below are dropped (fenced off). After a fork, in parent and child alike:
- * a page the two share since is copied when either writes to it, and a huge
- * one is split first, then copied 4 KiB by 4 KiB, a fault each. And when
- * the region goes to huge pages: a range that has small pages keeps them.
- * Above touched, not top: freed blocks at the top were touched too.
+ * Address space only, in small pages (MADV_NOHUGEPAGE, for kernels with THP
+ * "always"): bigmem.h says why.
  */
-static void fence(void)
-{
-	bm.top = (bm.touched + SG_HUGE_PAGE - 1) & ~(SG_HUGE_PAGE - 1);
-	if (bm.top > REGION_BYTES)
-		bm.top = REGION_BYTES;
-	bm.touched = bm.top;
-	bm.n_free = 0;
-}
-
-/* Either side of a fork. */
-static void after_fork(void)
-{
-	fence();
-	unlock();
-}
-
-void *sg_reserve_huge_aligned(size_t bytes)
-{
-	char *p = mmap(NULL, bytes + SG_HUGE_PAGE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	char *base = (char *)(((uintptr_t)p + SG_HUGE_PAGE - 1) & ~(SG_HUGE_PAGE - 1));
-	if (base > p)
-		munmap(p, (size_t)(base - p));
-	munmap(base + bytes, (size_t)(p + SG_HUGE_PAGE - base));
-	return base;
-}
-
 static void map_region(void)
 {
-	/* Aligned to a huge page, so that every 2 MiB of it can be one. */
-	bm.base = sg_reserve_huge_aligned(REGION_BYTES);
-}
-
-/*
- * Once HUGE_AFTER has been asked for, huge pages from the next 2 MiB on
- * (those of the range below keep the small pages they have). Fails where
- * the kernel has no THP: the region then serves page by page. Locked.
- */
-static void count_asked(size_t span)
-{
-	bm.asked += span;
-	if (bm.huge || bm.asked < HUGE_AFTER)
+	char *p = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
 		return;
-	bm.huge = true;
-	fence();
-	(void)madvise(bm.base + bm.top, REGION_BYTES - bm.top, MADV_HUGEPAGE);
+	(void)madvise(p, REGION_BYTES, MADV_NOHUGEPAGE);
+	bm.base = p;
 }
 
 /* Whether there is a region, mapped at the first call. Locked. */
@@ -116,7 +63,7 @@ static bool ready(void)
 		bm.tried = true;
 		map_region();
 		if (bm.base)
-			(void)pthread_atfork(lock, after_fork, after_fork);
+			(void)pthread_atfork(lock, unlock, unlock);
 	}
 	return bm.base != NULL;
 }
@@ -197,8 +144,6 @@ static size_t take(size_t span)
 {
 	size_t best = SIZE_MAX;
 
-	count_asked(span);
-
 	for (size_t i = 0; i < bm.n_free; i++)
 		if (bm.free[i].len >= span &&
 		    (best == SIZE_MAX || bm.free[i].len < bm.free[best].len))
@@ -272,7 +217,6 @@ static bool grow_in_place(size_t off, size_t span, size_t want)
 {
 	size_t end = off + span, more = want - span;
 
-	count_asked(more);
 	if (end == bm.top)
 		return raise_top(more);
 	for (size_t i = 0; i < bm.n_free && bm.free[i].off <= end; i++) {

@@ -1,32 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Large blocks (SG_BIGMEM_MIN and up) from one region of address space that
- * the kernel may back with transparent huge pages (MADV_HUGEPAGE).
+ * Large blocks (SG_BIGMEM_MIN and up) from one region of address space, in
+ * small pages.
  *
- * Why: on the VMs these hooks run in, a page fault is a trap to the
- * hypervisor. A 4 KiB page first touched cost 7.8 us here (8 MiB touched
- * page by page: 16 ms; the same in 2 MiB pages: 0.4 ms), and a new
- * 10,000-rule policy's hook touched about 2,000 of them: a fault handler
- * took 28% of its CPU time, and the unmapping of blocks malloc gives back
- * another 6%. Blocks come from the region's free range that fits best (the
- * lowest among equals), so a run's large data shares few huge pages, and
- * what is freed is kept for the next block instead of going back to the
- * system (the hook is a short process).
+ * Why: musl's malloc maps a block this large on its own and unmaps it when
+ * it is freed, and a hook run frees and makes again blocks of its policy's
+ * size: each unmapping a TLB shootdown once the process has threads, each
+ * fresh page faulted in again. Blocks come from the region's free range
+ * that fits best (the lowest among equals), so a run's large data stays
+ * together, and what is freed is kept for the next block instead of going
+ * back to the system (the hook is a short process).
  *
- * A process that has asked for less than 512 KiB in all keeps small pages
- * (no policy, a policy in use, a small one: a huge page would cost them
- * 2 MiB of RSS and its zeroing); past that the region goes to huge pages
- * from the next 2 MiB on.
+ * Small pages, not transparent huge ones (MADV_NOHUGEPAGE): on the VMs of
+ * 2026-12-05 a page's first touch cost 7.8 us and huge pages halved a new
+ * 10,000-rule policy's hook; on the machines of 2026-12-06 it costs about
+ * 1 us, and a huge page 70 us or, when the host must back it afresh, 7 ms:
+ * with huge pages that hook took 16.4 ms in the median but 18.2 on average
+ * and 33.8 at the 90th percentile, in small pages 17.1, 17.1 and 18.0, with
+ * 1.4 MiB less peak RSS (20 alternating rounds).
  *
- * Where huge pages are off (transparent_hugepage=never) the region still
- * serves, page by page, as malloc would. A block that does not fit (the
- * region is 256 MiB of address space, reserved, not committed) or a region
- * that cannot be mapped (an address-space limit) leaves the caller to
- * malloc or mmap: every function here may return NULL.
+ * A block that does not fit (the region is 256 MiB of address space,
+ * reserved, not committed) or a region that cannot be mapped (an
+ * address-space limit) leaves the caller to malloc or mmap: every function
+ * here may return NULL.
  *
  * Thread-safe; a child forked while another thread allocates finds the
- * region unlocked (pthread_atfork). After a fork both processes take new
- * blocks from huge pages of their own (bigmem.c says why).
+ * region unlocked (pthread_atfork).
  */
 #ifndef SG_BIGMEM_H
 #define SG_BIGMEM_H
@@ -34,10 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The size of a transparent huge page on the machines the hook runs on. */
-#define SG_HUGE_PAGE (2ul << 20)
-
-/* Smaller blocks are malloc's: it packs them, and a huge page is 2 MiB. */
+/* Smaller blocks are smallmem's (or malloc's): they are packed by size class. */
 #define SG_BIGMEM_MIN (64 << 10)
 
 /* @size bytes (any size; SG_BIGMEM_MIN and up is the point), 16-aligned, or NULL. */
@@ -56,7 +52,5 @@ void sg_bigmem_free(void *p);
  * unchanged, still the caller's.
  */
 void *sg_bigmem_realloc(void *p, size_t size);
-/* @bytes of address space (reserved, not committed) from a huge page's start, or NULL. */
-void *sg_reserve_huge_aligned(size_t bytes);
 
 #endif
