@@ -5,7 +5,7 @@
  * which a malloc and a free each would cost more than the rest of parsing
  * them. All zero is an empty arena.
  *
- * Blocks come from bigmem.c (huge pages, kept for the compiler's large
+ * Blocks come from bigmem.c (whole pages, kept for the compiler's large
  * tables once freed), else are mapped; either way the pages of a block not
  * filled yet are never touched. The first is 32 KiB, each next one twice the last, up
  * to 1 MiB: a small document takes one small block, a 10,000-rule policy's

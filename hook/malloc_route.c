@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The static binary's malloc, calloc, realloc, free and malloc_usable_size:
- * blocks of SG_BIGMEM_MIN and up come from bigmem.c (huge pages), smaller
+ * blocks of SG_BIGMEM_MIN and up come from bigmem.c (whole pages), smaller
  * ones from smallmem.c (kept, never unmapped), and libc's malloc takes what
  * either refuses. The linker sends every call of the binary, libraries and
  * libc's own included, here (meson.build: -Wl,--wrap=malloc,...), so that a
