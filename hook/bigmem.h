@@ -3,10 +3,10 @@
  * Large blocks (SG_BIGMEM_MIN and up) from one region of address space, in
  * small pages.
  *
- * Why: musl's malloc maps a block this large on its own and unmaps it when
- * it is freed, and a hook run frees and makes again blocks of its policy's
- * size: each unmapping a TLB shootdown once the process has threads, each
- * fresh page faulted in again. Blocks come from the region's free range
+ * Why: musl's malloc maps a block of 128 KiB and up on its own and unmaps
+ * it when it is freed, and a hook run frees and makes again blocks of its
+ * policy's size: each unmapping a TLB shootdown once the process has
+ * threads, each fresh page faulted in again. Blocks come from the region's free range
  * that fits best (the lowest among equals), so a run's large data stays
  * together, and what is freed is kept for the next block instead of going
  * back to the system (the hook is a short process).

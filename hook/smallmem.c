@@ -83,11 +83,11 @@ static unsigned class_of(size_t size)
  * some 30 classes, each first touch about 1 us here. The region's first
  * 2 MiB used to be one transparent huge page, which spared the VMs of
  * 2026-12-05 (a first touch 12 us there) 46 faults in a new 100-rule
- * policy's hook; on the machines of 2026-12-06 faulting it in took 70 to
- * 290 us and its zeroing, and after a large run freed memory several ms
- * (the kernel compacts memory for a madvised huge page: defrag=madvise).
- * Without it every hook process took 0.2 to 0.35 ms less there, and 3 ms
- * less for a poststop after a new 10,000-rule policy. MADV_NOHUGEPAGE keeps
+ * policy's hook; on the machines of 2026-12-06 faulting it in and zeroing
+ * it took 70 to 290 us, and 3.6 ms in a poststop after a new 10,000-rule
+ * policy had freed its memory (a huge page the host backs afresh: bigmem.h).
+ * Without it every hook process took 0.2 to 0.35 ms less there, and that
+ * poststop 3 ms less. MADV_NOHUGEPAGE keeps
  * a kernel with THP "always" from doing the same. Unlocked: a block asked
  * for by another thread while this one maps comes from libc, as state is
  * not READY yet.
