@@ -140,12 +140,13 @@ static void append_flag(char *line, size_t cap, const char *key, int value)
  * facts, but for how slow outer-map updates were, where the last one
  * written wins: either is what a hook measured a moment ago.
  */
-static void facts_store(void)
+/* Whether the line was written. */
+static bool facts_store(void)
 {
 	char tmp[PATH_MAX], line[256];
 
 	if (!boot_id[0])
-		return;
+		return false;
 	snprintf(line, sizeof(line), "%s", boot_id);
 	append_flag(line, sizeof(line), "rewrite", facts.rewrite);
 	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
@@ -159,11 +160,12 @@ static void facts_store(void)
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
 	if (!f)
-		return;
+		return false;
 	fprintf(f, "%s\n", line);
 	if (fflush(f) == 0 && rename(tmp, SG_PROBE_CACHE) == 0)
-		return;
+		return true;
 	unlink(tmp);
+	return false;
 }
 
 /* A libbpf probe's 1 (yes) or 0 (no) is the kernel's answer; an error is not. */
@@ -234,13 +236,22 @@ void sg_probe_record_slow_outer_updates(bool slow)
 	/* What the cache says now: another hook may have measured since this one read it. */
 	struct probe_facts latest = facts;
 	facts_read(&latest);
-	if (!slow && latest.slow_outer_updates == 0)
-		return; /* recorded already: no write */
+	if (!slow && latest.slow_outer_updates == 0) {
+		sg_debug("probe cache: outer-map updates quick, as recorded");
+		return; /* no write */
+	}
 	long last_hold = latest.slow_outer_updates == 1 ? latest.slow_outer_hold : 0;
 	facts.slow_outer_updates = slow;
 	facts.slow_outer_at = slow ? seconds_since_boot() : 0;
 	facts.slow_outer_hold = slow ? next_hold(last_hold) : 0;
-	facts_store();
+	/* What this hook wrote: another hook may write over it a moment later. */
+	if (!facts_store())
+		return;
+	if (slow)
+		sg_debug("probe cache: outer-map updates recorded slow, held %ld s",
+			 facts.slow_outer_hold);
+	else
+		sg_debug("probe cache: outer-map updates recorded quick");
 }
 
 /* One rule: kernel.domainname may be written and is rewritten to PROBE_REWRITE. */
