@@ -138,9 +138,9 @@ static void append_flag(char *line, size_t cap, const char *key, int value)
 /*
  * Writes what is known so far. A hook racing this one writes the same
  * facts, but for how slow outer-map updates were, where the last one
- * written wins: either is what a hook measured a moment ago.
+ * written wins: either is what a hook measured a moment ago. Returns
+ * whether the line was written.
  */
-/* Whether the line was written. */
 static bool facts_store(void)
 {
 	char tmp[PATH_MAX], line[256];
