@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #define REGION_BYTES (256ul << 20)
 /* Blocks are whole pages: a freed one can be split and reused cleanly. */

@@ -214,8 +214,9 @@ static int update_here_timed(int outer_fd, int inner_fd, uint32_t slot, bool *sl
 	 * slow as a full grace period, or as quick as an expedited one (a
 	 * kernel without rcu_expedited waits the full one every time)
 	 */
-	if (sg_injected_fault("outer_slow") || sg_injected_fault("outer_quick"))
-		*slow = sg_injected_fault("outer_slow");
+	const bool counted_slow = sg_injected_fault("outer_slow");
+	if (counted_slow || sg_injected_fault("outer_quick"))
+		*slow = counted_slow;
 	else
 		*slow = seconds_since(&start) >= SLOW_UPDATE_S;
 	return r;

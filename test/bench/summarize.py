@@ -319,9 +319,9 @@ def report(raw):
             stages = f"{median(ht[k][0::2]):.2f}, {median(ht[k][1::2]):.2f}"
             p(f"   {rl[k]:38s} {ms:10.2f} {len(ht[k]):9d}   {added[k]:8.3f}x {above:>20s}   {stages:>20s}")
         if "noophook" in per_container:
-            p(f"   (5% of a start leaves {0.05 * base - per_container['noophook']:.2f} ms above the floor"
-              f" for a hook's work in both processes, 10% {0.10 * base - per_container['noophook']:.2f},"
-              f" 25% {0.25 * base - per_container['noophook']:.2f})")
+            left = [share * base - per_container["noophook"] for share in (0.05, 0.10, 0.25)]
+            p(f"   (5% of a start leaves {left[0]:.2f} ms above the floor"
+              f" for a hook's work in both processes, 10% {left[1]:.2f}, 25% {left[2]:.2f})")
         p("   (a runc start varies by several ms between runs, more than a hook costs: the targets"
           " below use these times)")
     for k, lim, what in (("100new", 1.10, "100 rules, new policy"), ("100use", 1.05, "100 rules, in use"),

@@ -261,19 +261,16 @@ slow_record() {
 	echo "$line slow_outer_updates=1 slow_outer_at=$SLOW_AT slow_outer_hold=$2" >"$PROBE.sg-test" &&
 		mv "$PROBE.sg-test" "$PROBE"
 }
-# slow_fields: the cache's record: "updates=0", or "updates=1 RECORD hold=H",
-# RECORD "kept" (the one slow_record wrote) or "new" (made in the last 5 s)
+# slow_fields: the cache's record: "updates=0", "updates=1 kept hold=H" (the
+# one slow_record wrote), or "updates=1 at=S hold=H" (another)
 slow_fields() {
-	local u at hold now
+	local u at hold
 	read -r u at hold < <(head -1 "$PROBE" |
 		sed -nE 's/.* slow_outer_updates=([01])( slow_outer_at=([0-9]+) slow_outer_hold=([0-9]+))?$/\1 \3 \4/p')
-	now=$(boot_seconds)
 	if [ "$u" != 1 ]; then
 		echo "updates=$u"
 	elif [ "$at" = "$SLOW_AT" ]; then
 		echo "updates=1 kept hold=$hold"
-	elif [ $((now - at)) -ge 0 ] && [ $((now - at)) -le 5 ]; then
-		echo "updates=1 new hold=$hold"
 	else
 		echo "updates=1 at=$at hold=$hold"
 	fi
