@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Builds the hook's libraries (zlib, libelf, libbpf, yajl, libseccomp)
+# Builds the hook's libraries (zlib, libelf, libbpf, libseccomp)
 # against musl, from the distribution's own source packages with its patches,
 # into PREFIX, with a gcc specs file and a meson native file that use them:
 #
@@ -23,7 +23,7 @@
 set -euo pipefail
 
 PREFIX=${1:?usage: build-aux/musl-deps.sh PREFIX}
-PACKAGES="zlib elfutils libbpf yajl libseccomp"
+PACKAGES="zlib elfutils libbpf libseccomp"
 ARCH=$(uname -m)
 MUSL_LIB=/usr/lib/$ARCH-linux-musl
 MUSL_INC=/usr/include/$ARCH-linux-musl
@@ -171,30 +171,6 @@ done
 (cd "$(src libbpf)/src" &&
 	step libbpf make -j"$(nproc)" BUILD_STATIC_ONLY=1 EXTRA_CFLAGS="$CFLAGS -I$PREFIX/include" \
 		PREFIX="$PREFIX" LIBDIR="$PREFIX/lib" install)
-
-# yajl: its own build is cmake, for a library of nine files and a version header.
-YAJL=$(src yajl)
-mkdir -p "$PREFIX/include/yajl" "$WORK/yajl"
-yajl_version() { sed -n "s/^SET *(YAJL_$1 *\([0-9]*\))/\1/p" "$YAJL/CMakeLists.txt"; }
-YMAJ=$(yajl_version MAJOR) YMIN=$(yajl_version MINOR) YMIC=$(yajl_version MICRO)
-sed -e "s/\${YAJL_MAJOR}/$YMAJ/" -e "s/\${YAJL_MINOR}/$YMIN/" -e "s/\${YAJL_MICRO}/$YMIC/" \
-	"$YAJL/src/api/yajl_version.h.cmake" >"$PREFIX/include/yajl/yajl_version.h"
-cp "$YAJL"/src/api/yajl_{common,gen,parse,tree}.h "$PREFIX/include/yajl/"
-for f in "$YAJL"/src/*.c; do
-	step yajl $CC $CFLAGS -I"$PREFIX/include" -c -o "$WORK/yajl/$(basename "$f" .c).o" "$f"
-done
-ar rcs "$PREFIX/lib/libyajl_s.a" "$WORK"/yajl/*.o
-cat >"$PREFIX/lib/pkgconfig/yajl.pc" <<EOF
-prefix=$PREFIX
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: Yet Another JSON Library
-Description: A Portable JSON parsing and serialization library in ANSI C
-Version: $YMAJ.$YMIN.$YMIC
-Cflags: -I\${includedir}
-Libs: -L\${libdir} -lyajl_s
-EOF
 
 # libseccomp
 (cd "$(src libseccomp)" &&

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The one place that knows yajl: a small JSON tree whose every value and key
+ * The JSON parser: a small JSON tree whose every value and key
  * remembers its line:column, so messages can point into the input. Strict:
  * duplicate keys, NUL bytes, invalid UTF-8, nesting deeper than
  * SG_JSON_MAX_DEPTH and inputs longer than the caller's limit are rejected.

@@ -134,7 +134,7 @@ cc $CFLAGS -o "$BIN/spawn_time" "$HERE/spawn_time.c" || die "cannot build spawn_
 cc $CFLAGS -nostdlib -static -fno-stack-protector -o "$BIN/noop_hook" "$HERE/noop_hook.c" ||
 	die "cannot build noop_hook"
 cc $CFLAGS -o "$BIN/bpf_stats" "$HERE/bpf_stats.c" || die "cannot build bpf_stats"
-cc $CFLAGS -o "$BIN/floor" "$HERE/floor.c" -lyajl || die "cannot build floor"
+cc $CFLAGS -o "$BIN/floor" "$HERE/floor.c" || die "cannot build floor"
 cc $CFLAGS -shared -fPIC -o "$BIN/bpf_timing.so" "$HERE/bpf_timing.c" -ldl ||
 	die "cannot build bpf_timing.so"
 clang -O2 -g -target bpf -I"/usr/include/$(cc -print-multiarch)" \

@@ -6,6 +6,12 @@
  * sg_json_get, positions inside the input, integers that match their text.
  * And that streaming the root object's "rules" (sg_json_parse_stream) hands
  * out, in order, the very items the whole tree has, and fails alike.
+ *
+ * yajl is the oracle of syntax: what the parser accepts, yajl's tree parser
+ * accepts too, with the same values, keys and numbers' text; and what yajl
+ * accepts, the parser refuses only for a fault it is stricter about (yajl
+ * takes duplicate keys, lone surrogates, overlong UTF-8, \v and \f, comments
+ * in its tree parser, and a value followed by a string that never closes).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <yajl/yajl_tree.h>
 
 #include "json.h"
 
@@ -217,6 +225,83 @@ static void check_streamed(const uint8_t *data, size_t size, const struct sg_jso
 	free(s.prints);
 }
 
+/* Whether yajl's tree @y says what @v says. */
+static bool same_as_yajl(const struct sg_json *v, const yajl_val y)
+{
+	switch (v->type) {
+	case SG_JSON_NULL:
+		return YAJL_IS_NULL(y);
+	case SG_JSON_BOOL:
+		return v->boolean ? YAJL_IS_TRUE(y) : YAJL_IS_FALSE(y);
+	case SG_JSON_NUMBER:
+		return YAJL_IS_NUMBER(y) && strcmp(v->number.text, YAJL_GET_NUMBER(y)) == 0;
+	case SG_JSON_STRING:
+		return YAJL_IS_STRING(y) && strlen(YAJL_GET_STRING(y)) == v->string.len &&
+		       memcmp(v->string.text, YAJL_GET_STRING(y), v->string.len) == 0;
+	case SG_JSON_ARRAY:
+		if (!YAJL_IS_ARRAY(y) || y->u.array.len != v->array.len)
+			return false;
+		for (size_t i = 0; i < v->array.len; i++)
+			if (!same_as_yajl(v->array.items[i], y->u.array.values[i]))
+				return false;
+		return true;
+	case SG_JSON_OBJECT:
+		if (!YAJL_IS_OBJECT(y) || y->u.object.len != v->object.len)
+			return false;
+		for (size_t i = 0; i < v->object.len; i++)
+			if (strcmp(v->object.keys[i], y->u.object.keys[i]) != 0 ||
+			    !same_as_yajl(v->object.values[i], y->u.object.values[i]))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The faults the parser refuses and yajl lets through. */
+static bool stricter_than_yajl(const char *msg)
+{
+	static const char *const faults[] = {
+	    "duplicate key",   "nested deeper than",
+	    "not valid UTF-8", "surrogate pair",
+	    "U+000B",	       "U+000C",
+	    "byte order mark", "NUL",
+	    "comment",	       "trailing garbage",
+	};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		if (strstr(msg, faults[i]))
+			return true;
+	return false;
+}
+
+/* Our verdict on the input (the tree @root, or NULL and @err) against yajl's. */
+static void check_against_yajl(const uint8_t *data, size_t size, const struct sg_json *root,
+			       const struct sg_err *err)
+{
+	char why[256];
+
+	if (memchr(data, '\0', size)) /* yajl's tree parser reads a C string */
+		return;
+	char *text = malloc(size + 1);
+	if (!text)
+		abort();
+	memcpy(text, data, size);
+	text[size] = '\0';
+	yajl_val y = yajl_tree_parse(text, why, sizeof(why));
+	if (root && !y) {
+		fprintf(stderr, "fuzz_json: accepted what yajl refuses: %s\n", why);
+		abort();
+	}
+	if (!root && y && !stricter_than_yajl(err->msg)) {
+		fprintf(stderr, "fuzz_json: refused what yajl accepts: %s\n", err->msg);
+		abort();
+	}
+	if (root && !same_as_yajl(root, y))
+		fail(root, "the tree differs from yajl's");
+	yajl_tree_free(y);
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sg_json *root = NULL;
@@ -224,6 +309,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	int r = sg_json_parse((const char *)data, size, "fuzz.json", &root, &err);
 	check_streamed(data, size, r == 0 ? root : NULL, &err);
+	check_against_yajl(data, size, r == 0 ? root : NULL, &err);
 	if (r < 0) {
 		if (root || r != -EINVAL || !err.msg[0] || strncmp(err.msg, "fuzz.json", 9) != 0) {
 			fprintf(stderr, "fuzz_json: bad failure: %d \"%s\"\n", r, err.msg);
