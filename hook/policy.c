@@ -296,7 +296,8 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 		      struct sg_rule *rule)
 {
 	char pattern[SG_NAME_MAX];
-	struct sg_err name_err = {0};
+	/* not zeroed: 1 KiB a rule, written by sg_name_normalise only when it fails */
+	struct sg_err name_err;
 	int r = expect_type(c, v, SG_JSON_STRING, path);
 	if (r < 0)
 		return r;
