@@ -296,8 +296,12 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 		      struct sg_rule *rule)
 {
 	char pattern[SG_NAME_MAX];
-	/* not zeroed: 1 KiB a rule, written by sg_name_normalise only when it fails */
+	/*
+	 * Unset (code 0: the first error wins) without zeroing its 1 KiB message
+	 * a rule; sg_name_normalise writes the message when it fails.
+	 */
 	struct sg_err name_err;
+	name_err.code = 0;
 	int r = expect_type(c, v, SG_JSON_STRING, path);
 	if (r < 0)
 		return r;
