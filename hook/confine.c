@@ -122,6 +122,9 @@ static const uint32_t needed[] = {
     __NR_prlimit64,
     __NR_sysinfo, /* glibc's qsort, before it sorts more than a kilobyte (the values) */
     __NR_sched_getaffinity,
+    /* a helper thread moved to another CPU as it starts (thread.c) */
+    __NR_sched_setaffinity,
+    __NR_getcpu,
     __NR_rt_sigaction,
     __NR_rt_sigprocmask,
     __NR_rt_sigreturn,

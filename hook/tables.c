@@ -26,6 +26,7 @@
 #include "layout.h"
 #include "placer.h"
 #include "siphash.h"
+#include "thread.h"
 #include "util.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
@@ -556,8 +557,7 @@ static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
 {
 	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
 	mk->w.planned.hashed.seed = info->config.table_seed;
-	mk->helper_started =
-	    large && pthread_create(&mk->helper, NULL, make_maps_thread, &mk->w) == 0;
+	mk->helper_started = large && sg_thread_start(&mk->helper, make_maps_thread, &mk->w) == 0;
 }
 
 /*
