@@ -463,6 +463,19 @@ struct rule_stream {
 	struct sg_err rule_err;
 };
 
+/*
+ * Room for as many rules as a text of @bytes may hold, a rule to 32 bytes
+ * (most take 40 to 100): the array is not grown, and moved, a dozen times
+ * as it fills. Its pages are touched only as rules fill them.
+ */
+static void reserve_rules(struct rule_stream *s, size_t bytes)
+{
+	size_t cap = bytes / 32 + 16;
+
+	s->cap = cap < SG_MAX_RULES ? cap : SG_MAX_RULES;
+	s->out->rules = sg_xrealloc(NULL, s->cap, sizeof(*s->out->rules));
+}
+
 static void on_rule(const struct sg_json *item, size_t i, void *arg)
 {
 	struct rule_stream *s = arg;
@@ -554,6 +567,7 @@ static int parse_text(const char *text, size_t len, char **owned, const char *or
 
 	memset(out, 0, sizeof(*out));
 	rules.c.err = &rules.rule_err;
+	reserve_rules(&rules, len);
 	out->origin = sg_xstrdup(origin);
 	if (len > SG_MAX_POLICY_BYTES)
 		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
