@@ -19,11 +19,13 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "name.h"
 #include "spare.h"
+#include "thread.h"
 #include "util.h"
 
 #define CLASS_OTHER 0 /* bytes no pattern names, NUL included */
@@ -1303,6 +1305,36 @@ static int build_dfa(const struct sg_policy_set *set, const struct rule_patterns
  * The policy rules' entries, texts and values, in layer order; the literal
  * ones go into the exact table too.
  */
+/*
+ * A policy with this many patterns has its DFA built by a second thread
+ * while the first compiles the rules: 1,000 patterns' DFA took 2.4 to 2.7
+ * ms here and the rest 1.1 to 1.3, against some 0.1 ms to start a thread.
+ */
+#define DFA_HELPER_MIN_PATTERNS 256
+
+struct dfa_job {
+	const struct sg_policy_set *set;
+	const struct rule_patterns *patterns;
+	struct sg_compiled *c; /* the DFA's fields only: the rules' are the other thread's */
+	struct sg_err err;
+	int r;
+};
+
+static void *build_dfa_job(void *arg)
+{
+	struct dfa_job *job = arg;
+	job->r = build_dfa(job->set, job->patterns, job->c, &job->err);
+	return NULL;
+}
+
+static size_t count_wildcards(const struct rule_patterns *p)
+{
+	size_t n = 0;
+	for (size_t g = 0; g < p->n; g++)
+		n += !p->literal[g];
+	return n;
+}
+
 static int compile_policy_rules(const struct sg_policy_set *set,
 				const struct rule_patterns *patterns, struct sg_compiled *c,
 				struct sequence_index *bounds, struct sg_err *err)
@@ -1433,7 +1465,11 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 
 	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0)
 		return r;
-	if ((r = build_dfa(set, &patterns, &c, err)) < 0)
+	struct dfa_job dfa = {.set = set, .patterns = &patterns, .c = &c};
+	pthread_t helper;
+	bool helped = count_wildcards(&patterns) >= DFA_HELPER_MIN_PATTERNS &&
+		      sg_thread_start(&helper, build_dfa_job, &dfa) == 0;
+	if (!helped && (r = build_dfa(set, &patterns, &c, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -1443,13 +1479,23 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
 	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
 	sequence_index_init(&bounds, n_ranged);
-	r = compile_policy_rules(set, &patterns, &c, &bounds, err);
+	struct sg_err rules_err = {0};
+	r = compile_policy_rules(set, &patterns, &c, &bounds, &rules_err);
 	sequence_index_free(&bounds);
-	if (r < 0 || (r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err)) < 0)
-		return r;
-	build_exact_table(&c);
-	build_values_table(&c);
-	share_value_sets(&c, n_valued + n_pinned_rules);
+	if (r == 0)
+		r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, &rules_err);
+	if (r == 0) {
+		build_exact_table(&c);
+		build_values_table(&c);
+		share_value_sets(&c, n_valued + n_pinned_rules);
+	}
+	if (helped) {
+		pthread_join(helper, NULL);
+		if (dfa.r < 0) /* told first, as when the DFA was built first */
+			return sg_err_copy(err, &dfa.err), dfa.r;
+	}
+	if (r < 0)
+		return sg_err_copy(err, &rules_err), r;
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += (c.origins[i].name ? strlen(c.origins[i].name) : 0) + 1;
 

@@ -931,6 +931,41 @@ static void differential(uint64_t seed, int rounds, size_t max_rules, uint32_t w
 }
 
 /* Small sets, wildcards everywhere: the corners of '*', '?' and "**". */
+/*
+ * With many patterns the DFA is built by a second thread while the rules
+ * are compiled: its error is told first, as when it was built first, and a
+ * rule's error when the DFA is fine.
+ */
+TEST(errors_of_a_dfa_built_beside_the_rules)
+{
+	struct sg_policy_set set = {.n_layers = 1};
+	char name[SG_NAME_MAX] = "**.a";
+	struct sg_err err;
+
+	set.layers[0].origin = "many.json";
+	for (int i = 0; i < 300; i++) { /* past DFA_HELPER_MIN_PATTERNS */
+		char pattern[64];
+		snprintf(pattern, sizeof(pattern), "net.ipv4.conf.eth%d*.rp_filter", i);
+		add_rule(&set.layers[0], pattern, SG_ACCESS_READ);
+	}
+	struct sg_rule *bad = add_rule(&set.layers[0], "net.core.somaxconn", SG_ACCESS_READ_WRITE);
+	bad->range_per_field = true;
+	bad->n_ranges = SG_FIELDS_MAX + 1; /* a rule the compiler refuses */
+	bad->ranges = sg_xcalloc(bad->n_ranges, sizeof(*bad->ranges));
+	CHECK_CONTAINS(compile_error(&set, &err), "per-field ranges, more than");
+
+	for (int i = 0; i < 19; i++) /* and a pattern whose DFA is too large */
+		strcat(name, ".*");
+	add_rule(&set.layers[0], name, SG_ACCESS_NONE);
+	CHECK_CONTAINS(compile_error(&set, &err), "many.json: policy too complex");
+
+	set.layers[0].n_rules--; /* without it, the rule's error is told again */
+	free(set.layers[0].rules[set.layers[0].n_rules].name);
+	free(set.layers[0].rules[set.layers[0].n_rules].pattern);
+	CHECK_CONTAINS(compile_error(&set, &err), "per-field ranges, more than");
+	free_set(&set);
+}
+
 TEST(differential_small_policies)
 {
 	differential(0x5eed5eed12345678ull, 4000, 12, 3, 40);
@@ -1012,6 +1047,6 @@ RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
 	  T(rules_with_the_same_values_share_a_set), T(lookups), T(decisions_over_the_tables),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
-	  T(wide_tables_past_65536_states), T(differential_small_policies),
-	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
-	  T(patterns_that_never_win))
+	  T(errors_of_a_dfa_built_beside_the_rules), T(wide_tables_past_65536_states),
+	  T(differential_small_policies), T(differential_large_policies),
+	  T(the_key_hashes_what_the_dfa_is_made_of), T(patterns_that_never_win))
