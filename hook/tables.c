@@ -436,8 +436,13 @@ struct maps_work {
 	int error;   /* 0 or the first negative errno (atomic) */
 };
 
-/* Largest first, so that neither thread is left with a large one at the end. */
-static const size_t make_order[] = {SG_TABLE_EXACT, SG_TABLE_DFA,	 SG_TABLE_VALUES,
+/*
+ * Longest first, so that neither thread is left with a long one at the end:
+ * the DFA's (packing it is most of its time: 1.2 of 2.1 ms for 1,000
+ * patterns), which the helper takes while the other thread hashes the
+ * policy's key, then the exact names' (0.9 ms for 9,000).
+ */
+static const size_t make_order[] = {SG_TABLE_DFA,   SG_TABLE_EXACT,	 SG_TABLE_VALUES,
 				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
 				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
 _Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
