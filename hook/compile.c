@@ -1429,6 +1429,12 @@ static uint32_t *group_pinned(const struct sg_policy_set *set, size_t *n)
  */
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
+	return sg_compile_keyed(set, NULL, out, err);
+}
+
+int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
+		     struct sg_compiled *out, struct sg_err *err)
+{
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
 	_cleanup_free_ uint32_t *pinned_rule = NULL;
@@ -1488,6 +1494,11 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 		build_exact_table(&c);
 		build_values_table(&c);
 		share_value_sets(&c, n_valued + n_pinned_rules);
+		if (key_start) { /* while the DFA is built, when it has a thread */
+			c.has_key_head = true;
+			c.key_from = c.key_head = *key_start;
+			sg_compiled_hash_rules(&c, &c.key_head);
+		}
 	}
 	if (helped) {
 		pthread_join(helper, NULL);
@@ -1535,8 +1546,8 @@ static void hash_count(struct sg_siphash *h, size_t n)
 	sg_siphash_update(h, &count, sizeof(count));
 }
 
-void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
-		      struct sg_siphash *h)
+void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
+			   size_t build_id_len, struct sg_siphash *h)
 {
 	const uint64_t id_len = build_id_len;
 
@@ -1560,6 +1571,10 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 				  (size_t)c->n_states * c->config.n_classes * entry_size(c));
 		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	}
+}
+
+void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
+{
 	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
 	hash_count(h, c->n_bounds);
 	sg_siphash_update(h, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
@@ -1582,6 +1597,17 @@ void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size
 		if (named)
 			sg_siphash_update(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
 	}
+}
+
+/*
+ * The rules first: sg_compile_keyed hashes them while the DFA is built, and
+ * the config, which the DFA's byte classes are part of, after.
+ */
+void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
+		      struct sg_siphash *h)
+{
+	sg_compiled_hash_rules(c, h);
+	sg_compiled_hash_rest(c, build_id, build_id_len, h);
 }
 
 void sg_compiled_free(struct sg_compiled *compiled)

@@ -78,6 +78,14 @@ struct sg_compiled {
 
 	struct sg_rule_value *values; /* by set (sg_rule_entry.value_set), then value; unique */
 	size_t n_values;
+
+	/*
+	 * The policy's key hashed as far as the rules go (sg_compiled_hash_rules)
+	 * from @key_from, when sg_compile_keyed was given a start: tables.c
+	 * goes on from here when its own start is the same.
+	 */
+	bool has_key_head;
+	struct sg_siphash key_from, key_head;
 };
 
 /* The bounds of field @f of rule entry @e (SG_RULE_RANGE): after the rules in their table. */
@@ -105,6 +113,14 @@ void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uin
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
 /*
+ * sg_compile, which also hashes the rules' part of the policy's key from
+ * @key_start (NULL: none), while its second thread builds the DFA of a
+ * policy with many patterns: out->key_head.
+ */
+int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
+		     struct sg_compiled *out, struct sg_err *err);
+
+/*
  * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:
  * for every name one matches, another pattern of its layer wins (more
  * literal characters, or as many and listed first). Sets never[g] for each
@@ -125,6 +141,14 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
  */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h);
+/*
+ * sg_compiled_hash in its two parts: the rules, exact names, values and
+ * rule names, which the DFA has no part in; then the rest (the config, and
+ * the DFA or what it was built from).
+ */
+void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h);
+void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
+			   size_t build_id_len, struct sg_siphash *h);
 void sg_compiled_free(struct sg_compiled *compiled);
 
 /* Table lookups shared by the evaluator and tests. */

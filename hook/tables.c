@@ -69,6 +69,23 @@ static void close_maps(struct policy_maps *m)
  * (sg_compiled_hash, which names the DFA by this binary's build). Keyed, so
  * no one can build a policy offline that takes another's key.
  */
+void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h)
+{
+	sg_siphash_init(h, prog->secret);
+	sg_siphash_update(h, prog->key, strlen(prog->key) + 1);
+	sg_siphash_update(h, &prog->id, sizeof(prog->id));
+}
+
+/*
+ * The same start makes the same state: then the compiler's hash of the
+ * rules (sg_compile_keyed) goes on, and is not made again.
+ */
+static bool same_start(const struct sg_siphash *a, const struct sg_siphash *b)
+{
+	return a->v0 == b->v0 && a->v1 == b->v1 && a->v2 == b->v2 && a->v3 == b->v3 &&
+	       a->tail == b->tail && a->len == b->len;
+}
+
 static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
 			   char out[SG_KEY_LEN])
 {
@@ -76,10 +93,12 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 	uint8_t build_id[64];
 	const size_t build_id_len = sg_build_id(build_id, sizeof(build_id));
 
-	sg_siphash_init(&h, prog->secret);
-	sg_siphash_update(&h, prog->key, strlen(prog->key) + 1);
-	sg_siphash_update(&h, &prog->id, sizeof(prog->id));
-	sg_compiled_hash(c, build_id, build_id_len, &h);
+	sg_tables_key_start(prog, &h);
+	if (c->has_key_head && same_start(&c->key_from, &h))
+		h = c->key_head;
+	else
+		sg_compiled_hash_rules(c, &h);
+	sg_compiled_hash_rest(c, build_id, build_id_len, &h);
 	uint64_t key = sg_siphash_final(&h);
 	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
 	return key;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "compile.h"
+#include "siphash.h"
 #include "err.h"
 #include "placer.h"
 #include "program.h"
@@ -58,6 +59,12 @@ struct sg_tables {
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
+
+/*
+ * How the key of a policy for program @prog starts, for sg_compile_keyed to
+ * hash the rules' part of it early.
+ */
+void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h);
 
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);
