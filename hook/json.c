@@ -479,7 +479,9 @@ static void skip_whitespace(struct builder *b)
 	size_t i = b->at;
 
 	for (; i < b->len; i++) {
-		char c = t[i];
+		unsigned char c = (unsigned char)t[i];
+		if (c > ' ') /* most tokens: one compare */
+			break;
 		if (c == '\n') {
 			b->line++;
 			b->line_start = i + 1;
@@ -742,12 +744,24 @@ static bool read_string(struct builder *b, struct string_token *tok, const char 
 	tok->start = b->at;
 	for (; i + sizeof(w) <= b->len; i += sizeof(w)) {
 		memcpy(&w, t + i, sizeof(w));
-		if (string_stops(w))
+		uint64_t stops = string_stops(w);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the lowest stop is a true one, and the first byte to stop at */
+		if (stops) {
+			i += (size_t)__builtin_ctzll(stops) / 8;
+			goto stopped;
+		}
+#else
+		if (stops)
 			break;
+#endif
 	}
 	while (i < b->len && t[i] != '"' && t[i] != '\\' && (unsigned char)t[i] >= 0x20 &&
 	       (unsigned char)t[i] < 0x80)
 		i++;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+stopped:
+#endif
 	if (i < b->len && t[i] == '"') {
 		tok->s = t + tok->start + 1;
 		tok->len = i - tok->start - 1;
