@@ -14,8 +14,12 @@ static uint32_t columns_of(const struct sg_compiled *c)
 /* A state's row, its accepted rule last: at most 256 classes and that. */
 struct row {
 	uint32_t entry[257];
-	uint32_t column[257]; /* of the extras, those unlike the default */
-	uint32_t n_extras;
+};
+
+/* Room for the columns of the extras, state after state (sg_dfa_packed.columns). */
+struct extra_columns {
+	uint16_t *columns;
+	size_t n, cap;
 };
 
 /*
@@ -50,6 +54,13 @@ static uint32_t count_unlike(const uint32_t *row, uint32_t n, uint32_t entry)
 	return unlike;
 }
 
+/* The entry of state @s in @column: its next state on a byte class, or its accepted rule. */
+static uint32_t entry_at(const struct sg_compiled *c, uint32_t s, uint32_t column)
+{
+	const uint32_t classes = c->config.n_classes;
+	return column == classes ? c->accept[s] : sg_dfa_next(c, s, column);
+}
+
 static void read_row(const struct sg_compiled *c, uint32_t s, struct row *r)
 {
 	const uint32_t classes = c->config.n_classes;
@@ -57,16 +68,32 @@ static void read_row(const struct sg_compiled *c, uint32_t s, struct row *r)
 	r->entry[classes] = c->accept[s];
 }
 
-/* The columns of @r unlike @dflt (the accepted rule's: unlike SG_NO_RULE). */
-static void find_extras(const struct sg_compiled *c, struct row *r, uint32_t dflt)
+/*
+ * Keeps the columns of state @s's row @r unlike @dflt (the accepted rule's:
+ * unlike SG_NO_RULE) in @x, found once, as the default is chosen: placing
+ * and writing the rows went over each again, a fifth of packing 13,700
+ * states. Returns how many.
+ */
+static uint32_t keep_extras(const struct sg_compiled *c, const struct row *r, uint32_t dflt,
+			    uint32_t s, struct extra_columns *x, uint32_t *first)
 {
 	const uint32_t classes = c->config.n_classes;
-	r->n_extras = 0;
-	for (uint32_t k = 0; k < classes; k++)
-		if (r->entry[k] != dflt)
-			r->column[r->n_extras++] = k;
+
+	if (x->n + classes + 1 > x->cap) {
+		x->cap = 2 * x->cap + classes + 1;
+		x->columns = sg_xrealloc(x->columns, x->cap, sizeof(*x->columns));
+	}
+	uint16_t *out = x->columns + x->n;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < classes; k++) {
+		out[n] = (uint16_t)k; /* kept only if it differs: no branch to mispredict */
+		n += r->entry[k] != dflt;
+	}
 	if (r->entry[classes] != SG_NO_RULE)
-		r->column[r->n_extras++] = classes;
+		out[n++] = (uint16_t)classes;
+	first[s] = (uint32_t)x->n;
+	x->n += n;
+	return n;
 }
 
 /*
@@ -109,10 +136,10 @@ static size_t free_from(struct room *rm, size_t i)
 	return found;
 }
 
-static bool fits(const struct room *rm, size_t offset, const struct row *r)
+static bool fits(const struct room *rm, size_t offset, const uint16_t *column, uint32_t n)
 {
-	for (uint32_t i = 0; i < r->n_extras; i++)
-		if (!is_free(rm, offset + r->column[i]))
+	for (uint32_t i = 0; i < n; i++)
+		if (!is_free(rm, offset + column[i]))
 			return false;
 	return true;
 }
@@ -125,20 +152,23 @@ static bool fits(const struct room *rm, size_t offset, const struct row *r)
  */
 enum { TRIES = 16, NEAR_END = 64 };
 
-/* The lowest offset, of those tried, where each extra of @r lands on a free element; takes them. */
-static uint32_t place_row(struct room *rm, const struct row *r, uint32_t columns)
+/*
+ * The lowest offset, of those tried, where each of the @n extra @column of
+ * a row lands on a free element; takes them.
+ */
+static uint32_t place_row(struct room *rm, const uint16_t *column, uint32_t n, uint32_t columns)
 {
-	const uint32_t first = r->column[0];
+	const uint32_t first = column[0];
 	/* rows of one extra come last and fill the holes the others left */
-	size_t from = r->n_extras > 1 && rm->end > NEAR_END ? rm->end - NEAR_END : 0;
+	size_t from = n > 1 && rm->end > NEAR_END ? rm->end - NEAR_END : 0;
 	size_t at = free_from(rm, from > first ? from : first); /* where the first extra would go */
 
-	for (int tries = 0; !fits(rm, at - first, r); tries++)
+	for (int tries = 0; !fits(rm, at - first, column, n); tries++)
 		at = tries < TRIES ? free_from(rm, at + 1) : rm->end + first;
 	const size_t offset = at - first;
 	make_room(rm, offset + columns);
-	for (uint32_t i = 0; i < r->n_extras; i++) {
-		const size_t taken = offset + r->column[i];
+	for (uint32_t i = 0; i < n; i++) {
+		const size_t taken = offset + column[i];
 		rm->next_free[taken] = (uint32_t)(taken + 1);
 		if (taken + 1 > rm->end)
 			rm->end = taken + 1;
@@ -146,8 +176,8 @@ static uint32_t place_row(struct room *rm, const struct row *r, uint32_t columns
 	return (uint32_t)offset;
 }
 
-/* Each state's default and how many extras its row has; the most any has. */
-static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
+/* Each state's default and extras (@x); the most extras any has. */
+static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r, struct extra_columns *x)
 {
 	const struct sg_compiled *c = p->c;
 	const uint32_t classes = c->config.n_classes;
@@ -156,13 +186,10 @@ static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r)
 	for (uint32_t s = 0; s < c->n_states; s++) {
 		read_row(c, s, r);
 		uint32_t d = likely_majority(r->entry, classes);
-		uint32_t unlike = count_unlike(r->entry, classes, d);
-		if (unlike * 2 > classes) {
+		if (count_unlike(r->entry, classes, d) * 2 > classes)
 			d = majority(r->entry, classes);
-			unlike = count_unlike(r->entry, classes, d);
-		}
 		p->defaults[s] = d;
-		p->extras[s] = (uint16_t)(unlike + (r->entry[classes] != SG_NO_RULE));
+		p->extras[s] = (uint16_t)keep_extras(c, r, d, s, x, p->first);
 		most = p->extras[s] > most ? p->extras[s] : most;
 	}
 	return most;
@@ -199,13 +226,16 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 	out->defaults = sg_xcalloc(n, sizeof(*out->defaults));
 	out->offsets = sg_xcalloc(n, sizeof(*out->offsets));
 	out->extras = sg_xcalloc(n, sizeof(*out->extras));
-	_cleanup_free_ uint32_t *order = placing_order(out, choose_defaults(out, &r));
+	out->first = sg_xcalloc(n, sizeof(*out->first));
+	struct extra_columns x = {0};
+	_cleanup_free_ uint32_t *order = placing_order(out, choose_defaults(out, &r, &x));
 	for (uint32_t i = 0; i < c->n_states && out->extras[order[i]]; i++) {
-		read_row(c, order[i], &r);
-		find_extras(c, &r, out->defaults[order[i]]);
-		out->offsets[order[i]] = place_row(&rm, &r, columns_of(c));
+		const uint32_t s = order[i];
+		out->offsets[s] =
+		    place_row(&rm, x.columns + out->first[s], out->extras[s], columns_of(c));
 	}
 	free(rm.next_free);
+	out->columns = x.columns;
 	out->n_elements = (size_t)c->n_states + rm.end;
 	if (out->n_elements == 0)
 		out->n_elements = 1; /* an array map has at least one element */
@@ -216,7 +246,6 @@ void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t cou
 {
 	const struct sg_compiled *c = p->c;
 	const size_t n = c->n_states, end = first + count;
-	struct row r;
 
 	memset(dst, 0, count * sizeof(*dst));
 	for (size_t s = first; s < n && s < end; s++) {
@@ -227,13 +256,12 @@ void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t cou
 		const size_t base = n + p->offsets[s];
 		if (!p->extras[s] || base >= end || base + columns_of(c) <= first)
 			continue;
-		read_row(c, s, &r);
-		find_extras(c, &r, p->defaults[s]);
-		for (uint32_t i = 0; i < r.n_extras; i++) {
-			const size_t at = base + r.column[i];
+		const uint16_t *column = p->columns + p->first[s];
+		for (uint32_t i = 0; i < p->extras[s]; i++) {
+			const size_t at = base + column[i];
 			if (at >= first && at < end) {
 				dst[at - first][0] = sg_dfa_owner(s);
-				dst[at - first][1] = r.entry[r.column[i]];
+				dst[at - first][1] = entry_at(c, s, column[i]);
 			}
 		}
 	}
@@ -256,5 +284,7 @@ void sg_dfa_packed_free(struct sg_dfa_packed *p)
 	free(p->defaults);
 	free(p->offsets);
 	free(p->extras);
+	free(p->columns);
+	free(p->first);
 	*p = (struct sg_dfa_packed){0};
 }

@@ -5,8 +5,9 @@
  * the other states' where they leave room. A large policy's 2 MB of rows
  * become about 400 KB, and the kernel's pages are what a new policy's
  * tables cost most. Pure logic: tables.c has the elements written into the
- * map's pages, window by window; the plan keeps a few words per state, not
- * the elements, which are worked out again from the compiled rows.
+ * map's pages, window by window; the plan keeps a few words per state and
+ * the columns of its extra entries, not the elements, which are read again
+ * from the compiled rows.
  */
 #ifndef SG_DFA_PACK_H
 #define SG_DFA_PACK_H
@@ -23,7 +24,9 @@ struct sg_dfa_packed {
 	const struct sg_compiled *c;
 	uint32_t *defaults; /* each state's default next state */
 	uint32_t *offsets;  /* each state's base, less n_states */
-	uint16_t *extras;   /* each state's entries other than its defaults */
+	uint16_t *extras;   /* how many entries each state has other than its default */
+	uint16_t *columns;  /* those entries' columns, state after state */
+	uint32_t *first;    /* each state's first in @columns */
 	size_t n_elements;  /* the states', then up to the last entry's */
 };
 
