@@ -109,8 +109,9 @@ static int make_for_guard(void *arg, const struct sg_siphash *key_start,
 			  struct sg_err *err)
 {
 	struct hook_ctx *h = arg;
-	h->src.key_start = key_start;
+	h->src.key_start = key_start; /* the caller's: for this make only */
 	int r = make_policy(h, err);
+	h->src.key_start = NULL;
 	*compiled = &h->src.compiled;
 	*description = h->src.set.description;
 	return r;

@@ -106,6 +106,24 @@ too_complex() { # FAULTS: what the hook said of it, and its exit status
 }
 expect "... nor one too complex, the kernel failing first: exit 1" "1
 exit 1" too_complex prog_load
+# The hook's compile of many patterns builds the DFA in a second thread
+# while it compiles the rules and hashes the key: the DFA's error comes out
+# before anything is attached, and a DFA that builds decides in the kernel.
+expect "a policy too complex, through the hook: exit 1, said so" "1
+exit 1" too_complex none
+expect "... nothing attached" "0" sh -c "bpftool cgroup show \"$CG\" 2>/dev/null | grep -c sysctl"
+PATTERNS_P=$(python3 -c 'import json,sys
+rules = [{"name": "net.ipv6.conf.sgd%d*.mtu" % i, "access": "none"} for i in range(300)]
+rules.append({"name": "kernel.domainnam?", "access": "read"})
+rules.append({"name": "kernel.sg_deferred_" + sys.argv[1], "access": "none"})
+print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": "read-write", "rules": rules})}))' "$$")
+container hook-d "$PATTERNS_P"
+deferred() { state hook-d created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime >/dev/null 2>&1; echo $?; }
+expect "a new policy of many patterns: the DFA's map failing, exit 2" "2" deferred fill_dfa
+expect "... nothing attached" "ok" io "$CG" --uts write kernel/domainname x
+expect "a new policy of many patterns attaches" "0" deferred none
+expect "... and its DFA decides in the kernel: a pattern's read-only name" "EPERM" write_in "$CG"
+expect "... and a name no rule has, by the default" "ok" io "$CG" --uts write kernel/hostname x
 echo '{ "version": 1 }' >"$SYSCTL_GUARD_CONFIG"
 
 # SYSCTL_GUARD_TIMING=1 (timing.h): a policy new on the node goes through every phase.
