@@ -61,14 +61,6 @@ static void close_maps(struct policy_maps *m)
 			close(m->fds[i]);
 }
 
-/*
- * The policy's key: a hash, under the node's secret key, of the loaded
- * program whose slots it lives in (by id: were the program's pins lost and
- * the program loaded again, its policies would be made again, not found in
- * slots of the old one) and of everything the program reads of it
- * (sg_compiled_hash, which names the DFA by this binary's build). Keyed, so
- * no one can build a policy offline that takes another's key.
- */
 void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h)
 {
 	sg_siphash_init(h, prog->secret);
@@ -86,6 +78,14 @@ static bool same_start(const struct sg_siphash *a, const struct sg_siphash *b)
 	       a->tail == b->tail && a->len == b->len;
 }
 
+/*
+ * The policy's key: a hash, under the node's secret key, of the loaded
+ * program whose slots it lives in (by id: were the program's pins lost and
+ * the program loaded again, its policies would be made again, not found in
+ * slots of the old one) and of everything the program reads of it
+ * (sg_compiled_hash, which names the DFA by this binary's build). Keyed, so
+ * no one can build a policy offline that takes another's key.
+ */
 static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
 			   char out[SG_KEY_LEN])
 {

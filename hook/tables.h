@@ -22,10 +22,10 @@
 #include <stdint.h>
 
 #include "compile.h"
-#include "siphash.h"
 #include "err.h"
 #include "placer.h"
 #include "program.h"
+#include "siphash.h"
 
 #define SG_POLICY_INFO_FORMAT 5
 #define SG_RULE_NAMES_UNIT    8

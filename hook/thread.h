@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Threads for work that must start now: a helper of the hook's parse or
- * tables. Kernel-touching (scheduler affinity).
+ * Threads for work that must start now: the compile's DFA, and the helper
+ * that makes a large policy's maps. Kernel-touching (scheduler affinity).
  */
 #ifndef SG_THREAD_H
 #define SG_THREAD_H
