@@ -41,18 +41,19 @@ static void unlock(void)
 	pthread_mutex_unlock(&bm.lock);
 }
 
-/*
- * Address space only, in small pages (MADV_NOHUGEPAGE, for kernels with THP
- * "always"): bigmem.h says why.
- */
-static void map_region(void)
+void *sg_reserve_small_pages(size_t bytes)
 {
-	char *p = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return;
-	(void)madvise(p, REGION_BYTES, MADV_NOHUGEPAGE);
-	bm.base = p;
+		return NULL;
+	(void)madvise(p, bytes, MADV_NOHUGEPAGE);
+	return p;
+}
+
+static void map_region(void)
+{
+	bm.base = sg_reserve_small_pages(REGION_BYTES);
 }
 
 /* Whether there is a region, mapped at the first call. Locked. */

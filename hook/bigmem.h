@@ -52,5 +52,11 @@ void sg_bigmem_free(void *p);
  * unchanged, still the caller's.
  */
 void *sg_bigmem_realloc(void *p, size_t size);
+/*
+ * @bytes of address space, reserved, not committed, in small pages
+ * (MADV_NOHUGEPAGE, for kernels with THP "always"): the region of this
+ * file and smallmem.c's. NULL when it cannot be mapped.
+ */
+void *sg_reserve_small_pages(size_t bytes);
 
 #endif

@@ -5,9 +5,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "bigmem.h" /* SG_BIGMEM_MIN: the largest class */
+#include "bigmem.h" /* SG_BIGMEM_MIN (the largest class), sg_reserve_small_pages */
 
 #define REGION_BYTES (64ul << 20)
 /* The region is cut into units; each unit belongs to one class (unit_class). */
@@ -87,20 +86,18 @@ static unsigned class_of(size_t size)
  * it took 70 to 290 us, and 3.6 ms in a poststop after a new 10,000-rule
  * policy had freed its memory (a huge page the host backs afresh: bigmem.h).
  * Without it every hook process took 0.2 to 0.35 ms less there, and that
- * poststop 3 ms less. MADV_NOHUGEPAGE keeps
- * a kernel with THP "always" from doing the same. Unlocked: a block asked
+ * poststop 3 ms less (sg_reserve_small_pages keeps a
+ * kernel with THP "always" from doing the same). Unlocked: a block asked
  * for by another thread while this one maps comes from libc, as state is
  * not READY yet.
  */
 static void map_region(void)
 {
-	char *base = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED) {
+	char *base = sg_reserve_small_pages(REGION_BYTES);
+	if (!base) {
 		sm.state = NONE;
 		return;
 	}
-	(void)madvise(base, REGION_BYTES, MADV_NOHUGEPAGE);
 	sm.base = base;
 	sm.state = READY;
 	/*

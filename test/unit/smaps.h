@@ -36,6 +36,12 @@ static inline int smaps_flag(const void *p, const char *flag)
 	return strstr(line, word) != NULL;
 }
 
+/* Whether the mapping holding @p is in small pages: MADV_NOHUGEPAGE, not MADV_HUGEPAGE. */
+static inline int in_small_pages(const void *p)
+{
+	return smaps_flag(p, "nh") == 1 && smaps_flag(p, "hg") == 0;
+}
+
 /* The KiB of @field ("Rss:") of the mapping holding @p, or -1. */
 static inline long smaps_kb(const void *p, const char *field)
 {
