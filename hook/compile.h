@@ -95,6 +95,12 @@ sg_compiled_bounds(const struct sg_compiled *c, const struct sg_rule_entry *e, u
 	return &c->bounds[e->bounds - c->config.n_rules + f];
 }
 
+/* Bytes of one entry of c->transitions. */
+static inline size_t sg_dfa_entry_size(const struct sg_compiled *c)
+{
+	return c->wide ? sizeof(uint32_t) : sizeof(uint16_t);
+}
+
 /* The state after @state on a byte of class @cls. */
 static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, uint32_t cls)
 {
@@ -112,13 +118,16 @@ void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uin
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
+struct sg_dfa_forecast; /* forecast.h */
+
 /*
  * sg_compile, which also hashes the rules' part of the policy's key from
  * @key_start (NULL: none), while its second thread builds the DFA of a
- * policy with many patterns: out->key_head.
+ * policy with many patterns: out->key_head. With a @forecast (NULL: none),
+ * the DFA is its, when it was built from the same patterns.
  */
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
-		     struct sg_compiled *out, struct sg_err *err);
+		     struct sg_dfa_forecast *forecast, struct sg_compiled *out, struct sg_err *err);
 
 /*
  * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:

@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "forecast.h"
+#include "log.h"
 #include "oci.h"
 #include "policy.h"
+#include "spare.h"
 #include "timing.h"
 #include "util.h"
 
@@ -111,20 +114,40 @@ void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in)
 	sg_inputs_add_str(in, "rewrites", src->rewrite_works ? "work" : "ignored");
 }
 
+/*
+ * The annotation's policy. Digested already, its text goes as soon as it is
+ * parsed into a tree, unless kept; a forecast reads it too, first.
+ */
+static int parse_annotation(struct sg_policy_source *src, struct sg_dfa_forecast *forecast,
+			    struct sg_policy *out, struct sg_err *err)
+{
+	struct sg_profile_text *a = &src->annotation;
+
+	if (!forecast)
+		return src->keep_text
+			   ? sg_policy_parse(a->text, a->len, a->origin, out, err)
+			   : sg_policy_parse_taking(&a->text, a->len, a->origin, out, err);
+	int r = sg_policy_parse(a->text, a->len, a->origin, out, err);
+	sg_dfa_forecast_text_done(forecast);
+	if (!src->keep_text) /* a large text's pages serve the compiler next */
+		sg_spare_put(SG_TAKE(a->text));
+	return r;
+}
+
 int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 {
 	const struct sg_node_config *config = src->config;
 	struct sg_policy annotation = {0};
+	_cleanup_dfa_forecast_ struct sg_dfa_forecast *forecast = NULL;
 	int r = 0;
 
 	sg_timing_mark("setup");
-	/* Digested already, the text goes as soon as it is parsed into a tree, unless kept. */
-	if (src->has_annotation && src->keep_text)
-		r = sg_policy_parse(src->annotation.text, src->annotation.len,
-				    src->annotation.origin, &annotation, err);
-	else if (src->has_annotation)
-		r = sg_policy_parse_taking(&src->annotation.text, src->annotation.len,
-					   src->annotation.origin, &annotation, err);
+	/* A large policy's DFA is built by a second thread while it is parsed (forecast.h). */
+	if (src->has_annotation && src->annotation.len >= SG_FORECAST_MIN_BYTES)
+		forecast = sg_dfa_forecast_start(src->annotation.text, src->annotation.len,
+						 config->baseline);
+	if (src->has_annotation)
+		r = parse_annotation(src, forecast, &annotation, err);
 	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(config->baseline, config->baseline_label,
@@ -135,8 +158,13 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	sg_policy_free(&annotation);
 	sg_timing_mark("parse");
 	if (r == 0)
-		r = sg_compile_keyed(&src->set, src->key_start, &src->compiled, err);
+		r = sg_compile_keyed(&src->set, src->key_start, forecast, &src->compiled, err);
 	sg_timing_mark("compile");
+	if (r == 0 && forecast)
+		sg_debug("the DFA %s",
+			 sg_dfa_forecast_taken(forecast)
+			     ? "was built while the policy was parsed (forecast)"
+			     : "was built after the parse: the forecast had other patterns");
 	if (r == 0)
 		sg_fit_to_kernel(&src->compiled, src->rewrite_works);
 	return r;
