@@ -160,6 +160,12 @@ void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
 			   size_t build_id_len, struct sg_siphash *h);
 void sg_compiled_free(struct sg_compiled *compiled);
 
+/*
+ * Sorts @n exact names by layer, order, name and rule: the exact table's
+ * order (compile.c). Here for the unit tests.
+ */
+void sg_exact_names_sort(struct sg_exact_name *v, size_t n);
+
 /* Table lookups shared by the evaluator and tests. */
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name);
 bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const char *normalised);

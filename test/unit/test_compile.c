@@ -966,6 +966,58 @@ TEST(errors_of_a_dfa_built_beside_the_rules)
 	free_set(&set);
 }
 
+static int cmp_exact_full(const void *a, const void *b)
+{
+	const struct sg_exact_name *x = a, *y = b;
+	if (x->layer != y->layer)
+		return x->layer < y->layer ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	int r = strcmp(x->name, y->name);
+	if (r)
+		return r;
+	return (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+/*
+ * The exact table's sort (by digits of the layer and hash, then names of one
+ * hash by name) orders as one comparison of all four would: hashes drawn
+ * from a few values, so that many names share one, and from all 64 bits.
+ */
+TEST(exact_names_sort_by_layer_hash_name_and_rule)
+{
+	static const char *const names[] = {"a", "b", "net/x", "net/y", "kernel/z"};
+	static const uint16_t layers[] = {0, 1, SG_PINNED_LAYER};
+	uint64_t rng = 12345;
+
+	for (size_t n = 0; n < 3000; n = n * 3 + 1) {
+		for (int spread = 0; spread <= 1; spread++) {
+			struct sg_exact_name *v = sg_xcalloc(n ? n : 1, sizeof(*v));
+			struct sg_exact_name *want = sg_xcalloc(n ? n : 1, sizeof(*want));
+			for (size_t i = 0; i < n; i++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				v[i] = (struct sg_exact_name){
+				    .rule = (uint32_t)i,
+				    .layer = layers[(rng >> 20) % 3],
+				    .order = spread ? rng : (rng >> 33) % 4 << 40,
+				    .name = names[(rng >> 40) % SG_ARRAY_SIZE(names)]};
+			}
+			memcpy(want, v, n * sizeof(*v));
+			qsort(want, n, sizeof(*want), cmp_exact_full);
+			sg_exact_names_sort(v, n);
+			for (size_t i = 0; i < n; i++)
+				if (v[i].rule != want[i].rule) {
+					fprintf(stderr, "  n %zu: [%zu] is rule %u, not %u\n", n, i,
+						v[i].rule, want[i].rule);
+					CHECK(false);
+					break;
+				}
+			free(v);
+			free(want);
+		}
+	}
+}
+
 /*
  * The rules' part of a policy's key, hashed by the compiler from a given
  * start (while a second thread builds the DFA of many patterns), goes on to
@@ -1093,6 +1145,7 @@ RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
 	  T(errors_of_a_dfa_built_beside_the_rules),
+	  T(exact_names_sort_by_layer_hash_name_and_rule),
 	  T(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
