@@ -881,8 +881,7 @@ void sg_compiled_free(struct sg_compiled *compiled)
 {
 	if (!compiled)
 		return;
-	free(compiled->transitions);
-	free(compiled->accept);
+	sg_dfa_free(compiled);
 	free(compiled->rules);
 	free(compiled->origins);
 	free(compiled->bounds);

@@ -42,6 +42,8 @@ struct sg_rule_value {
 	const char *value;
 };
 
+struct sg_dfa_packed; /* dfa_pack.h */
+
 /* Points into the set it was compiled from (names, values, origins): free it first. */
 struct sg_compiled {
 	struct sg_config config; /* n_layers, n_classes, n_rules, layers, byte_class */
@@ -55,6 +57,8 @@ struct sg_compiled {
 	void *transitions;
 	bool wide;
 	uint32_t *accept; /* n_states: winning rule, or SG_NO_RULE */
+	/* The DFA as the program reads it, when packed ahead (forecast.c); else NULL */
+	struct sg_dfa_packed *dfa_packed;
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;

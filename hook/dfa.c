@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dfa_pack.h"
 #include "name.h"
 #include "spare.h"
 #include "util.h"
@@ -863,24 +864,46 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 	return 0;
 }
 
-void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
+/* Copies the DFA fields of @from to @to. */
+static void copy_dfa_fields(struct sg_compiled *to, const struct sg_compiled *from)
 {
 	memcpy(to->config.byte_class, from->config.byte_class, sizeof(to->config.byte_class));
 	to->config.n_classes = from->config.n_classes;
 	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
 		to->config.layers[l].dfa_start = from->config.layers[l].dfa_start;
 	to->n_states = from->n_states;
-	to->transitions = SG_TAKE(from->transitions);
+	to->transitions = from->transitions;
 	to->wide = from->wide;
-	to->accept = SG_TAKE(from->accept);
+	to->accept = from->accept;
+	to->dfa_packed = from->dfa_packed;
+}
+
+void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
+{
+	copy_dfa_fields(to, from);
+	from->transitions = NULL;
+	from->accept = NULL;
+	from->dfa_packed = NULL;
+	from->n_states = 0;
+}
+
+void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view)
+{
+	memset(view, 0, sizeof(*view));
+	copy_dfa_fields(view, c);
+	view->dfa_packed = NULL;
 }
 
 void sg_dfa_free(struct sg_compiled *c)
 {
 	free(c->transitions);
 	free(c->accept);
+	if (c->dfa_packed)
+		sg_dfa_packed_free(c->dfa_packed);
+	free(c->dfa_packed);
 	c->transitions = NULL;
 	c->accept = NULL;
+	c->dfa_packed = NULL;
 	c->n_states = 0;
 	c->wide = false;
 }

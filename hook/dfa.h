@@ -48,10 +48,13 @@ void sg_dfa_input_free(struct sg_dfa_input *in);
 int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_compiled *dfa,
 		 uint32_t *failed_layer);
 
-/* Moves the DFA fields of @from to @to, whose own are empty. */
+/* Moves the DFA fields of @from, its packing included, to @to, whose own are empty. */
 void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from);
 
-/* Frees the DFA tables of @c: no states left. */
+/* @view: only the DFA fields of @c, its tables borrowed. */
+void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view);
+
+/* Frees the DFA tables of @c and its packing: no states left. */
 void sg_dfa_free(struct sg_compiled *c);
 
 #endif

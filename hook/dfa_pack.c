@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "dfa.h"
 #include "util.h"
 
 /* Columns of a row: the byte classes and the accepted rule's. */
@@ -179,7 +180,7 @@ static uint32_t place_row(struct room *rm, const uint16_t *column, uint32_t n, u
 /* Each state's default and extras (@x); the most extras any has. */
 static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r, struct extra_columns *x)
 {
-	const struct sg_compiled *c = p->c;
+	const struct sg_compiled *c = &p->dfa;
 	const uint32_t classes = c->config.n_classes;
 	uint32_t most = 0;
 
@@ -213,7 +214,7 @@ static uint32_t fewer_extras(const void *arg, size_t s)
 static uint32_t *placing_order(const struct sg_dfa_packed *p, uint32_t most)
 {
 	const struct widest_first w = {p->extras, most};
-	return sg_order_by_key(p->c->n_states, most + 1, fewer_extras, &w);
+	return sg_order_by_key(p->dfa.n_states, most + 1, fewer_extras, &w);
 }
 
 void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
@@ -222,7 +223,8 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 	struct room rm = {0};
 	struct row r;
 
-	*out = (struct sg_dfa_packed){.c = c};
+	*out = (struct sg_dfa_packed){0};
+	sg_dfa_view(c, &out->dfa);
 	out->defaults = sg_xcalloc(n, sizeof(*out->defaults));
 	out->offsets = sg_xcalloc(n, sizeof(*out->offsets));
 	out->extras = sg_xcalloc(n, sizeof(*out->extras));
@@ -244,7 +246,7 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t count,
 			 sg_dfa_element *dst)
 {
-	const struct sg_compiled *c = p->c;
+	const struct sg_compiled *c = &p->dfa;
 	const size_t n = c->n_states, end = first + count;
 
 	memset(dst, 0, count * sizeof(*dst));

@@ -21,7 +21,12 @@
 typedef uint32_t sg_dfa_element[SG_DFA_ELEMENT_WORDS];
 
 struct sg_dfa_packed {
-	const struct sg_compiled *c;
+	/*
+	 * The DFA's fields of the compiled policy it packs (sg_dfa_view): its
+	 * tables are borrowed, and stay where they are when the policy's struct
+	 * is copied or its DFA moved (sg_dfa_move).
+	 */
+	struct sg_compiled dfa;
 	uint32_t *defaults; /* each state's default next state */
 	uint32_t *offsets;  /* each state's base, less n_states */
 	uint16_t *extras;   /* how many entries each state has other than its default */
@@ -30,7 +35,10 @@ struct sg_dfa_packed {
 	size_t n_elements;  /* the states', then up to the last entry's */
 };
 
-/* Plans where @c's entries go; @c must outlive the plan. Aborts on no memory (sg_xcalloc). */
+/*
+ * Plans where @c's entries go; @c's DFA tables must outlive the plan.
+ * Aborts on no memory (sg_xcalloc).
+ */
 void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out);
 
 /* Writes elements @first to @first + @count - 1 at @dst. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "dfa_pack.h"
 #include "name.h"
 #include "thread.h"
 #include "util.h"
@@ -191,6 +192,11 @@ static void *forecast(void *arg)
 	uint32_t layer;
 	if (scanned)
 		f->built = sg_dfa_build(&f->in, &f->cancel, &f->dfa, &layer) == 0;
+	/* Packed as the program reads it too: the tables' longest step after the DFA's own. */
+	if (f->built && !atomic_load(&f->cancel)) {
+		f->dfa.dfa_packed = sg_xcalloc(1, sizeof(*f->dfa.dfa_packed));
+		sg_dfa_pack(&f->dfa, f->dfa.dfa_packed);
+	}
 	return NULL;
 }
 
