@@ -12,12 +12,14 @@
 #ifndef SG_FORECAST_H
 #define SG_FORECAST_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arena.h"
 #include "dfa.h"
+#include "err.h"
 #include "policy.h"
 
 /*
@@ -32,10 +34,13 @@ struct sg_dfa_forecast;
  * Starts forecasting the DFA of a policy set whose layers are @before (a
  * parsed policy, borrowed; NULL: none) and then the policy of @text, which
  * must stay until sg_dfa_forecast_text_done. NULL when no thread started.
- * The thread inherits the caller's confinement: confine first.
+ * The thread inherits the caller's confinement; @confine (NULL: none) is
+ * its first call, before it reads the text: sg_confine_thread where the
+ * caller is not confined yet. Where it fails, the forecast is of nothing.
  */
 struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
-					      const struct sg_policy *before);
+					      const struct sg_policy *before,
+					      int (*confine)(struct sg_err *err));
 
 /* Waits until the forecast no longer reads the text (it reads it first, briefly). */
 void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f);
@@ -63,10 +68,10 @@ static inline void sg_dfa_forecast_freep(struct sg_dfa_forecast **f)
 /*
  * The scan, pure, for tests and the fuzzer: adds to @in, as one layer, the
  * wildcard names of the rules of policy @text in slash form (copies in
- * @names), numbering the rules from @first_rule. False where it gives up
- * (@in then holds part of them).
+ * @names), numbering the rules from @first_rule. False where it gives up,
+ * or once @cancel (NULL: never) is set; @in then holds part of them.
  */
-bool sg_forecast_scan(const char *text, size_t len, uint32_t first_rule, struct sg_arena *names,
-		      struct sg_dfa_input *in);
+bool sg_forecast_scan(const char *text, size_t len, uint32_t first_rule,
+		      const atomic_bool *cancel, struct sg_arena *names, struct sg_dfa_input *in);
 
 #endif

@@ -448,7 +448,7 @@ static void check_forecast_scan(const struct fuzz *f, const struct sg_policy *po
 	struct sg_arena names = {0};
 	struct sg_dfa_input scanned = {0}, parsed = {0};
 
-	if (sg_forecast_scan((const char *)f->data, f->size, 0, &names, &scanned) && policy) {
+	if (sg_forecast_scan((const char *)f->data, f->size, 0, NULL, &names, &scanned) && policy) {
 		for (size_t i = 0; i < policy->n_rules; i++)
 			if (!policy->rules[i].is_literal)
 				sg_dfa_input_add(&parsed, policy->rules[i].pattern,
