@@ -488,7 +488,7 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 	char pattern[SG_NAME_MAX], buf[256];
 
 	if (rule->pattern) {
-		size_t len = strlen(rule->pattern);
+		size_t len = rule->name_len ? rule->name_len : strlen(rule->pattern);
 		if (len >= SG_NAME_MAX)
 			return sg_input_error(err, "%s: the name is longer than %d characters",
 					      where_text(where, buf), SG_NAME_MAX - 1);
@@ -510,7 +510,9 @@ static int rule_pattern(struct rule_patterns *p, size_t g, const struct sg_rule 
 static struct sg_rule_origin policy_rule_origin(const struct sg_policy *p, size_t i)
 {
 	const struct sg_rule *rule = &p->rules[i];
-	return (struct sg_rule_origin){p->origin, i, rule->name ? rule->name : rule->pattern};
+	const char *name = rule->name ? rule->name : rule->pattern;
+	const size_t len = rule->name_len ? rule->name_len : name ? strlen(name) : 0;
+	return (struct sg_rule_origin){p->origin, i, name, len};
 }
 
 /* The slash form of every policy rule (validated here), in global rule order. */
@@ -638,9 +640,9 @@ static int compile_pinned(const struct sg_policy_set *set, const uint32_t *pinne
 	for (size_t i = 0; i < set->n_pinned; i++) {
 		const struct sg_sysctl_pair *pair = &set->pinned[i];
 		uint32_t rule = first + pinned_rule[i];
-		const struct sg_rule_origin where = {pinned_origin, SIZE_MAX, pair->name};
+		const size_t len = strlen(pair->name);
+		const struct sg_rule_origin where = {pinned_origin, SIZE_MAX, pair->name, len};
 
-		size_t len = strlen(pair->name);
 		if (len >= SG_NAME_MAX)
 			return sg_input_error(err, "%s: the name is longer than %d characters",
 					      where_text(&where, buf), SG_NAME_MAX - 1);
@@ -775,7 +777,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	if (r < 0)
 		return sg_err_copy(err, &rules_err), r;
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
-		c.rule_names_bytes += (c.origins[i].name ? strlen(c.origins[i].name) : 0) + 1;
+		c.rule_names_bytes += c.origins[i].name_len + 1;
 
 	c.dfa_patterns = sg_xcalloc(patterns.n ? patterns.n : 1, sizeof(*c.dfa_patterns));
 	for (size_t g = 0; g < patterns.n; g++)
@@ -813,6 +815,12 @@ static void hash_count(struct sg_siphash *h, size_t n)
 	sg_siphash_update(h, &count, sizeof(count));
 }
 
+static void batch_count(struct sg_siphash_batch *b, size_t n)
+{
+	const uint64_t count = n;
+	sg_siphash_batch_add(b, &count, sizeof(count));
+}
+
 void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
 			   size_t build_id_len, struct sg_siphash *h)
 {
@@ -842,28 +850,32 @@ void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
 
 void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
 {
-	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
-	hash_count(h, c->n_bounds);
-	sg_siphash_update(h, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
-	hash_count(h, c->n_texts);
-	sg_siphash_update(h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
-	hash_count(h, c->n_exact);
+	struct sg_siphash_batch b;
+
+	sg_siphash_batch_init(&b, h);
+	sg_siphash_batch_add(&b, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	batch_count(&b, c->n_bounds);
+	sg_siphash_batch_add(&b, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
+	batch_count(&b, c->n_texts);
+	sg_siphash_batch_add(&b, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
+	batch_count(&b, c->n_exact);
 	for (size_t i = 0; i < c->n_exact; i++) {
-		sg_siphash_update(h, &c->exact[i].layer, sizeof(c->exact[i].layer));
-		sg_siphash_update(h, &c->exact[i].rule, sizeof(c->exact[i].rule));
-		sg_siphash_update(h, c->exact[i].name, c->exact[i].len + 1);
+		sg_siphash_batch_add(&b, &c->exact[i].layer, sizeof(c->exact[i].layer));
+		sg_siphash_batch_add(&b, &c->exact[i].rule, sizeof(c->exact[i].rule));
+		sg_siphash_batch_add(&b, c->exact[i].name, c->exact[i].len + 1);
 	}
-	hash_count(h, c->n_values);
+	batch_count(&b, c->n_values);
 	for (size_t i = 0; i < c->n_values; i++) {
-		sg_siphash_update(h, &c->values[i].set, sizeof(c->values[i].set));
-		sg_siphash_update(h, c->values[i].value, c->values[i].len + 1);
+		sg_siphash_batch_add(&b, &c->values[i].set, sizeof(c->values[i].set));
+		sg_siphash_batch_add(&b, c->values[i].value, c->values[i].len + 1);
 	}
 	for (uint32_t i = 0; i < c->config.n_rules; i++) {
 		const uint8_t named = c->origins[i].name != NULL;
-		sg_siphash_update(h, &named, sizeof(named));
+		sg_siphash_batch_add(&b, &named, sizeof(named));
 		if (named)
-			sg_siphash_update(h, c->origins[i].name, strlen(c->origins[i].name) + 1);
+			sg_siphash_batch_add(&b, c->origins[i].name, c->origins[i].name_len + 1);
 	}
+	sg_siphash_batch_flush(&b);
 }
 
 /*

@@ -19,6 +19,7 @@ struct sg_rule_origin {
 	const char *policy; /* the policy's origin (points into the set) */
 	size_t index;	    /* rules[index] of that policy; SIZE_MAX for a pinned pair */
 	const char *name;   /* as written */
+	size_t name_len;    /* its strlen; 0 without a name */
 };
 
 /*

@@ -167,6 +167,11 @@ static int refused_error(const char *name, size_t at, struct sg_err *err)
 
 int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err)
 {
+	return sg_name_normalise_n(name, name ? strlen(name) : 0, out, cap, err);
+}
+
+int sg_name_normalise_n(const char *name, size_t len, char *out, size_t cap, struct sg_err *err)
+{
 	char q[128];
 	size_t limit = cap < SG_NAME_MAX ? cap : SG_NAME_MAX;
 	struct slash_form f = {.bad = SIZE_MAX};
@@ -185,7 +190,6 @@ int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *er
 	 * slash form: sysctl.d(5) makes a name dotted when its first separator is
 	 * '.', and then '/' is a literal dot ('.' and '/' differ in their lowest bit).
 	 */
-	const size_t len = strlen(name);
 	if (len + 1 > limit) {
 		size_t refused = first_refused(name, len);
 		if (refused < len)

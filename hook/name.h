@@ -27,6 +27,9 @@
  */
 int sg_name_normalise(const char *name, char *out, size_t cap, struct sg_err *err);
 
+/* The same, for a @name whose length the caller knows: @len is strlen(name). */
+int sg_name_normalise_n(const char *name, size_t len, char *out, size_t cap, struct sg_err *err);
+
 /* True when the slash-form @pattern has no wildcard. */
 bool sg_pattern_is_literal(const char *pattern);
 /* The same of the @len bytes at @pattern (its strlen): a word at a time. */

@@ -307,11 +307,13 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 		return r;
 	if (v->string.len == 0)
 		return invalid(c, &v->pos, path, "empty name");
-	if (sg_name_normalise(v->string.text, pattern, sizeof(pattern), &name_err) < 0)
+	if (sg_name_normalise_n(v->string.text, v->string.len, pattern, sizeof(pattern),
+				&name_err) < 0)
 		return invalid(c, &v->pos, path, "%s", name_err.msg);
 	/* Normalising keeps the length; the parser refused NULs inside strings. */
 	rule->name = sg_arena_strndup(c->strings, v->string.text, v->string.len);
 	rule->pattern = sg_arena_strndup(c->strings, pattern, v->string.len);
+	rule->name_len = (uint16_t)v->string.len; /* < SG_NAME_MAX: normalised */
 	rule->is_literal = sg_pattern_is_literal_n(pattern, v->string.len);
 	return 0;
 }

@@ -30,6 +30,7 @@ struct sg_range {
 struct sg_rule {
 	char *name;	 /* as written in the policy */
 	char *pattern;	 /* normalised slash form (name.h), may hold * ** ? */
+	uint16_t name_len; /* strlen of name and of pattern (normalising keeps it); 0: unmeasured */
 	bool is_literal; /* pattern has no wildcard */
 	enum sg_access access;
 	char **values; /* normalised token lists (sg_value_normalise) */

@@ -139,9 +139,9 @@ void sg_source_forecast(struct sg_policy_source *src)
 {
 	if (src->forecast || !src->has_annotation || src->annotation.len < SG_FORECAST_MIN_BYTES)
 		return;
-	src->forecast = sg_dfa_forecast_start(src->annotation.text, src->annotation.len,
-					      src->config->baseline,
-					      sg_confined() ? NULL : sg_confine_thread);
+	src->forecast =
+	    sg_dfa_forecast_start(src->annotation.text, src->annotation.len, src->config->baseline,
+				  sg_confined() ? NULL : sg_confine_thread);
 }
 
 int sg_source_make(struct sg_policy_source *src, struct sg_err *err)

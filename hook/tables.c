@@ -331,7 +331,7 @@ static void rule_names_at(size_t first, size_t count, char *dst, size_t stride, 
 	while (filled < room && cur->rule < cur->c->config.n_rules) {
 		const char *name = rule_name(cur->c, cur->rule);
 		if (cur->len == 0)
-			cur->len = strlen(name) + 1;
+			cur->len = cur->c->origins[cur->rule].name_len + 1;
 		size_t n = cur->len - cur->at < room - filled ? cur->len - cur->at : room - filled;
 		memcpy(dst + filled, name + cur->at, n);
 		filled += n;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "policy.h"
 #include "dfa_pack.h"
 #include "eval.h"
 #include "name.h"
@@ -966,6 +967,37 @@ TEST(errors_of_a_dfa_built_beside_the_rules)
 	free_set(&set);
 }
 
+/* Every rule's name keeps its length beside it, measured or parsed: the rule names' bytes add up.
+ */
+TEST(origins_know_their_names_lengths)
+{
+	static const char text[] =
+	    "{\"version\": 1, \"rules\": [{\"name\": \"net.ipv4.conf.*.rp_filter\", "
+	    "\"access\": \"read\"}, {\"name\": \"kernel/domainname\", \"access\": \"none\"}]}";
+	struct sg_policy_set set = {.n_layers = 2};
+	struct sg_compiled c;
+	struct sg_err err = {0};
+
+	CHECK(sg_policy_parse(text, strlen(text), "parsed.json", &set.layers[0], &err) == 0);
+	add_rule(&set.layers[1], "vm.swappiness", SG_ACCESS_READ); /* made, not parsed */
+	add_pinned(&set, "net.core.somaxconn", "4096");
+	compile_ok(&set, &c);
+	size_t bytes = 0;
+	for (uint32_t i = 0; i < c.config.n_rules; i++) {
+		CHECK(c.origins[i].name && c.origins[i].name_len == strlen(c.origins[i].name));
+		bytes += strlen(c.origins[i].name) + 1;
+	}
+	CHECK(c.config.n_rules == 4 && c.rule_names_bytes == bytes);
+	sg_compiled_free(&c);
+	sg_policy_free(&set.layers[0]);
+	free_policy(&set.layers[1]);
+	for (size_t i = 0; i < set.n_pinned; i++) {
+		free(set.pinned[i].name);
+		free(set.pinned[i].value);
+	}
+	free(set.pinned);
+}
+
 static int cmp_exact_full(const void *a, const void *b)
 {
 	const struct sg_exact_name *x = a, *y = b;
@@ -1145,7 +1177,7 @@ RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
 	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
 	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
 	  T(errors_of_a_dfa_built_beside_the_rules),
-	  T(exact_names_sort_by_layer_hash_name_and_rule),
+	  T(exact_names_sort_by_layer_hash_name_and_rule), T(origins_know_their_names_lengths),
 	  T(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
