@@ -76,6 +76,26 @@ static void nfa_free(struct nfa *nfa)
 	memset(nfa, 0, sizeof(*nfa));
 }
 
+/*
+ * Room for the NFA of patterns of @bytes bytes in all: a byte, '*' or '?'
+ * makes at most a node and an edge, "**" two nodes and three edges, each
+ * pattern one node more for its first component. Reserved at once, its
+ * pages touched only as nodes fill them: doubling from a few hundred, a
+ * large policy's NFA touched half as many pages again in the blocks it
+ * grew out of. At most 2^18 nodes ahead (5 MiB, and the edges' 6): an
+ * untrusted policy of many long patterns reserves no more than that, and
+ * doubles from there.
+ */
+static void nfa_reserve(struct nfa *nfa, size_t bytes)
+{
+	nfa->nodes_cap = bytes + 2 < (1u << 18) ? bytes + 2 : (1u << 18);
+	nfa->nodes = sg_xrealloc(nfa->nodes, nfa->nodes_cap, sizeof(*nfa->nodes));
+	nfa->edges_cap = 2 * nfa->nodes_cap;
+	nfa->edges = sg_xrealloc(nfa->edges, nfa->edges_cap, sizeof(*nfa->edges));
+	if (nfa->n_edges == 0)
+		nfa->n_edges = 1; /* index 0 ends the lists */
+}
+
 static uint32_t nfa_node(struct nfa *nfa, enum node_loop loop)
 {
 	if (nfa->n_nodes == nfa->nodes_cap) {
@@ -843,9 +863,14 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 	c->n_states = 1;
 
 	for (uint32_t l = 0; l < in->n_layers; l++) {
+		const size_t first = l ? in->layer_end[l - 1] : 0;
+		size_t bytes = 0;
+		for (size_t k = first; k < in->layer_end[l]; k++)
+			bytes += in->len[k] + 1;
 		nfa_free(&nfa);
+		nfa_reserve(&nfa, bytes);
 		nfa_node(&nfa, LOOP_NONE); /* the root */
-		for (size_t k = l ? in->layer_end[l - 1] : 0; k < in->layer_end[l]; k++)
+		for (size_t k = first; k < in->layer_end[l]; k++)
 			nfa_add_pattern(&nfa, c->config.byte_class, in->pattern[k], in->rule[k]);
 		int r =
 		    build_layer_dfa(c, &nfa, cancel, &states_cap, &c->config.layers[l].dfa_start);

@@ -229,7 +229,14 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 	out->offsets = sg_xcalloc(n, sizeof(*out->offsets));
 	out->extras = sg_xcalloc(n, sizeof(*out->extras));
 	out->first = sg_xcalloc(n, sizeof(*out->first));
-	struct extra_columns x = {0};
+	/*
+	 * The extras' columns grow from their likely size (about two a state:
+	 * dfa_pack.h) at once, their pages touched only as they fill: doubling
+	 * from nothing, a large policy's packing touched half as many pages
+	 * again in the blocks they grew out of.
+	 */
+	struct extra_columns x = {.cap = 2 * n + columns_of(c)};
+	x.columns = sg_xrealloc(NULL, x.cap, sizeof(*x.columns));
 	_cleanup_free_ uint32_t *order = placing_order(out, choose_defaults(out, &r, &x));
 	for (uint32_t i = 0; i < c->n_states && out->extras[order[i]]; i++) {
 		const uint32_t s = order[i];
