@@ -238,7 +238,7 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 			printf(", on_violation clamp");
 	}
 	if (r && r->n_values)
-		printf(", %zu allowed value%s", r->n_values, sg_plural(r->n_values));
+		printf(", %u allowed value%s", r->n_values, sg_plural(r->n_values));
 	if (e->flags & SG_RULE_REWRITE && e->text < c->n_texts)
 		printf(", rewrite \"%s\"", c->texts[e->text].rewrite);
 	printf("\n");

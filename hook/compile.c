@@ -244,9 +244,9 @@ static int fill_rule(struct sg_compiled *c, struct sequence_index *bounds, uint3
 					      "%s: %zu per-field ranges, more than the %d fields "
 					      "sysctl-guard can check; give one [min, max] for all "
 					      "fields instead",
-					      where_text(where, buf), r->n_ranges, SG_FIELDS_MAX);
+					      where_text(where, buf), (size_t)r->n_ranges, SG_FIELDS_MAX);
 		} else {
-			e->n_ranges = (uint8_t)r->n_ranges;
+			e->n_ranges = r->n_ranges;
 		}
 		e->bounds = add_bounds(c, bounds, r->ranges,
 				       e->flags & SG_RULE_RANGE_ALL ? 1 : (uint32_t)r->n_ranges);

@@ -28,20 +28,21 @@ struct sg_range {
 
 /* A rule's strings and its values array are in its policy's arena. */
 struct sg_rule {
-	char *name;	 /* as written in the policy */
-	char *pattern;	 /* normalised slash form (name.h), may hold * ** ? */
-	uint16_t name_len; /* strlen of name and of pattern (normalising keeps it); 0: unmeasured */
-	bool is_literal; /* pattern has no wildcard */
-	enum sg_access access;
-	char **values; /* normalised token lists (sg_value_normalise) */
-	size_t n_values;
+	char *name;		 /* as written in the policy */
+	char *pattern;		 /* normalised slash form (name.h), may hold * ** ? */
+	char **values;		 /* normalised token lists (sg_value_normalise) */
 	struct sg_range *ranges; /* one range for all fields, or one per field */
-	size_t n_ranges;
-	bool range_per_field;
-	enum sg_on_violation on_violation;
-	char *rewrite; /* NULL when none */
+	char *rewrite;		 /* NULL when none */
 	struct sg_pos pos;
+	uint32_t n_values;
+	uint16_t name_len; /* strlen of name and of pattern (normalising keeps it); 0: unmeasured */
+	uint8_t n_ranges;  /* at most SG_FIELDS_MAX + 1: the parser refuses more than the maximum */
+	bool is_literal;   /* pattern has no wildcard */
+	bool range_per_field;
 	bool shadowed; /* an earlier rule has its name (sg_policy_find_shadowed) */
+	/* Bytes, not enums' ints: a policy holds up to SG_MAX_RULES rules (64 bytes each). */
+	enum sg_access access : 8;
+	enum sg_on_violation on_violation : 8;
 };
 
 struct sg_policy {
