@@ -258,15 +258,16 @@ static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void 
 		return fill_small(fd, value_size, stride, n, fill, arg);
 	/*
 	 * The fewest elements that fill whole pages, as many times as make about
-	 * 128 KiB. Each unmapping also flushes the TLB of the CPU the other
+	 * 512 KiB. Each unmapping also flushes the TLB of the CPU the other
 	 * thread runs on (an interrupt to it: costly in a VM); 64 KiB windows
 	 * made a new 10,000-rule policy's tables about 1 ms slower, 1 MiB ones
-	 * raised the hook's peak RSS by 1 to 1.7 MiB. Against 256 KiB, 128 KiB
-	 * windows cost 0.7 ms and spare 220 to 250 KiB of a peak RSS that came
-	 * within 24 KiB of the 8 MiB a hook may take.
+	 * raised the hook's peak RSS by 1 to 1.7 MiB. 128 KiB windows were
+	 * chosen while the peak came within 24 KiB of the 8 MiB a hook may
+	 * take; with it 2 MiB lower, 512 KiB ones took the tables from 1.74 to
+	 * 1.44 ms (the median peak 5,894 -> 6,464 KiB), 256 KiB ones to 1.53.
 	 */
 	const size_t unit = page / gcd(page, stride);
-	const size_t per_window = unit * (((size_t)128 << 10) / (unit * stride) + 1);
+	const size_t per_window = unit * (((size_t)512 << 10) / (unit * stride) + 1);
 
 	for (size_t first = 0; first < n; first += per_window) {
 		size_t count = n - first < per_window ? n - first : per_window;
