@@ -336,6 +336,11 @@ static uint32_t radix_digit(const struct sg_exact_name *e, int pass)
  */
 void sg_exact_names_sort(struct sg_exact_name *v, size_t n)
 {
+	/* A few names: their counts (56 KiB, a page fault each 4) would cost more than they save */
+	if (n < 1024) {
+		merge_sort_exact(v, n);
+		return;
+	}
 	uint32_t(*count)[1u << RADIX_BITS] = sg_xcalloc(RADIX_PASSES, sizeof(*count));
 	struct sg_exact_name *from = v, *to = sg_xrealloc(NULL, n ? n : 1, sizeof(*to)), *tmp = to;
 

@@ -13,13 +13,6 @@
 
 int sg_confine(struct sg_err *err);
 
-/*
- * The same filter on the calling thread alone, which must not be under it
- * yet (sg_confined() was false when it started): a thread that reads
- * untrusted input before the process confines itself.
- */
-int sg_confine_thread(struct sg_err *err);
-
 /* Whether this process runs under the filter: loaded here, or by its parent before a fork. */
 bool sg_confined(void);
 

@@ -19,7 +19,6 @@
 
 #include "arena.h"
 #include "dfa.h"
-#include "err.h"
 #include "policy.h"
 
 /*
@@ -34,13 +33,10 @@ struct sg_dfa_forecast;
  * Starts forecasting the DFA of a policy set whose layers are @before (a
  * parsed policy, borrowed; NULL: none) and then the policy of @text, which
  * must stay until sg_dfa_forecast_text_done. NULL when no thread started.
- * The thread inherits the caller's confinement; @confine (NULL: none) is
- * its first call, before it reads the text: sg_confine_thread where the
- * caller is not confined yet. Where it fails, the forecast is of nothing.
+ * The thread inherits the caller's confinement: confine first.
  */
 struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
-					      const struct sg_policy *before,
-					      int (*confine)(struct sg_err *err));
+					      const struct sg_policy *before);
 
 /* Waits until the forecast no longer reads the text (it reads it first, briefly). */
 void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f);
@@ -71,7 +67,7 @@ static inline void sg_dfa_forecast_freep(struct sg_dfa_forecast **f)
  * @names), numbering the rules from @first_rule. False where it gives up,
  * or once @cancel (NULL: never) is set; @in then holds part of them.
  */
-bool sg_forecast_scan(const char *text, size_t len, uint32_t first_rule,
-		      const atomic_bool *cancel, struct sg_arena *names, struct sg_dfa_input *in);
+bool sg_forecast_scan(const char *text, size_t len, uint32_t first_rule, const atomic_bool *cancel,
+		      struct sg_arena *names, struct sg_dfa_input *in);
 
 #endif

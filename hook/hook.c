@@ -236,11 +236,7 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 		    "the container's cgroup is the root of the hierarchy (%s): a "
 		    "guard there would confine every process on the host",
 		    cgroup);
-	/*
-	 * Only the kernel's steps of an attach are left, and make_policy for new
-	 * inputs: a large policy's DFA is started on now, while they are looked up.
-	 */
-	sg_source_forecast(&h->src);
+	/* Only the kernel's steps of an attach are left, and make_policy for new inputs. */
 	sg_source_inputs(&h->src, &inputs);
 	struct sg_policy_request request = {
 	    .inputs = &inputs, .make = make_for_guard, .make_arg = h};

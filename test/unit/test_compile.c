@@ -1022,7 +1022,7 @@ TEST(exact_names_sort_by_layer_hash_name_and_rule)
 	static const uint16_t layers[] = {0, 1, SG_PINNED_LAYER};
 	uint64_t rng = 12345;
 
-	for (size_t n = 0; n < 3000; n = n * 3 + 1) {
+	for (size_t n = 0; n < 6000; n = n * 3 + 1) {
 		for (int spread = 0; spread <= 1; spread++) {
 			struct sg_exact_name *v = sg_xcalloc(n ? n : 1, sizeof(*v));
 			struct sg_exact_name *want = sg_xcalloc(n ? n : 1, sizeof(*want));

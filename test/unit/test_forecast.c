@@ -93,29 +93,54 @@ static void check_same_dfa(const struct sg_compiled *a, const struct sg_compiled
 	CHECK(memcmp(a->accept, b->accept, a->n_states * sizeof(*a->accept)) == 0);
 }
 
+/*
+ * The same rules after three descriptions: none (a text without a
+ * backslash, scanned for its "name" keys), one whose escaped quotes make
+ * "name": "a.*" no key (scanned from quote to quote), and one whose
+ * backslash comes after the rules (the first scan gives way to the other).
+ */
 TEST(the_scan_finds_the_wildcard_names_in_rule_order)
 {
-	static const char text[] =
-	    "{\"description\": \"\\\"name\\\": \\\"a.*\\\" is no rule\", \"version\": 1,\n"
-	    " \"rules\": [{\"name\": \"kernel.ostype\", \"access\": \"read\"},\n"
+	static const char *const descriptions[] = {
+	    "\"plain\"",
+	    "\"\\\"name\\\": \\\"a.*\\\" is no rule\"",
+	    NULL,
+	};
+	static const char rules[] =
+	    "\"rules\": [{\"name\": \"kernel.ostype\", \"access\": \"read\"},\n"
 	    "  {\"access\": \"read\", \"name\"\n:\n \"net.ipv4.conf.*.rp_filter\"},\n"
 	    "  {\"name\": \"net/ipv4/neigh/eth0.5/x?\", \"access\": \"read-write\",\n"
 	    "   \"values\": [\"name\", \"a*\"]},\n"
-	    "  {\"name\": \"net.**.mtu\", \"access\": \"none\"}]}";
-	struct sg_arena names = {0};
-	struct sg_dfa_input in = {0};
+	    "  {\"name\" : \"net.**.mtu\", \"access\": \"none\"}]";
 
-	CHECK(sg_forecast_scan(text, strlen(text), 5, NULL, &names, &in));
-	CHECK(in.n_layers == 1 && in.layer_end[0] == 3 && in.n == 3);
-	if (in.n == 3) {
-		CHECK_STR(in.pattern[0], "net/ipv4/conf/*/rp_filter");
-		CHECK_STR(in.pattern[1], "net/ipv4/neigh/eth0.5/x?");
-		CHECK_STR(in.pattern[2], "net/**/mtu");
-		CHECK(in.rule[0] == 6 && in.rule[1] == 7 && in.rule[2] == 8);
-		CHECK(in.len[0] == strlen(in.pattern[0]));
+	for (size_t d = 0; d < SG_ARRAY_SIZE(descriptions); d++) {
+		char text[1024];
+		struct sg_arena names = {0};
+		struct sg_dfa_input in = {0};
+
+		if (descriptions[d])
+			snprintf(text, sizeof(text), "{\"description\": %s, \"version\": 1,\n %s}",
+				 descriptions[d], rules);
+		else
+			snprintf(text, sizeof(text),
+				 "{\"version\": 1,\n %s, \"description\": \"back\\\\slash\"}",
+				 rules);
+		struct sg_policy parsed;
+		parse_ok(text, strlen(text), &parsed); /* a policy, rules and all */
+		CHECK(parsed.n_rules == 4);
+		sg_policy_free(&parsed);
+		CHECK(sg_forecast_scan(text, strlen(text), 5, NULL, &names, &in));
+		CHECK(in.n_layers == 1 && in.layer_end[0] == 3 && in.n == 3);
+		if (in.n == 3) {
+			CHECK_STR(in.pattern[0], "net/ipv4/conf/*/rp_filter");
+			CHECK_STR(in.pattern[1], "net/ipv4/neigh/eth0.5/x?");
+			CHECK_STR(in.pattern[2], "net/**/mtu");
+			CHECK(in.rule[0] == 6 && in.rule[1] == 7 && in.rule[2] == 8);
+			CHECK(in.len[0] == strlen(in.pattern[0]));
+		}
+		sg_dfa_input_free(&in);
+		sg_arena_free(&names);
 	}
-	sg_dfa_input_free(&in);
-	sg_arena_free(&names);
 }
 
 TEST(the_scan_gives_up_where_it_would_have_to_decode)
@@ -154,7 +179,7 @@ TEST(a_forecast_dfa_is_the_one_the_compiler_builds)
 	for (int with_baseline = 0; with_baseline <= 1; with_baseline++) {
 		const struct sg_policy *b = with_baseline ? &baseline : NULL;
 		compile_text(b, text, len, NULL, &own);
-		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, b, NULL);
+		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, b);
 		CHECK(f != NULL);
 		compile_text(b, text, len, f, &forecast);
 		sg_dfa_forecast_free(f);
@@ -192,7 +217,7 @@ TEST(a_forecast_after_a_baseline_is_taken)
 	parse_ok(base_text, base_len, &baseline);
 	add_layer(&baseline, 0, &in);
 	add_layer(&p, (uint32_t)baseline.n_rules, &in);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline, NULL);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline);
 	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
 	CHECK(taken.config.layers[0].dfa_start != SG_DEAD_STATE);
 	CHECK(taken.config.layers[1].dfa_start != SG_DEAD_STATE);
@@ -216,7 +241,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 
 	parse_ok(text, len, &p);
 	add_layer(&p, 0, &in);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, NULL);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL);
 	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
 	sg_dfa_forecast_free(f);
 	CHECK(sg_dfa_build(&in, NULL, &built, &layer) == 0);
@@ -240,7 +265,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 		sg_dfa_input_end_layer(&other);
 		if (change == 2)
 			sg_dfa_input_end_layer(&other);
-		f = sg_dfa_forecast_start(text, len, NULL, NULL);
+		f = sg_dfa_forecast_start(text, len, NULL);
 		CHECK(f && !sg_dfa_forecast_take(f, &other, &taken));
 		CHECK(taken.transitions == NULL && taken.n_states == 0);
 		sg_dfa_forecast_free(f);
@@ -260,7 +285,7 @@ TEST(a_forecast_of_another_text_is_not_used)
 	struct sg_compiled own, with_other;
 
 	compile_text(NULL, b, len_b, NULL, &own);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(a, len_a, NULL, NULL);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(a, len_a, NULL);
 	CHECK(f != NULL);
 	compile_text(NULL, b, len_b, f, &with_other);
 	sg_dfa_forecast_free(f);
@@ -271,44 +296,6 @@ TEST(a_forecast_of_another_text_is_not_used)
 	free(b);
 }
 
-static int refuse(struct sg_err *err)
-{
-	return sg_input_error(err, "no filter here");
-}
-
-static int confine_calls;
-
-static int count_call(struct sg_err *err)
-{
-	(void)err;
-	confine_calls++;
-	return 0;
-}
-
-/* The thread's first call (its filter): where it fails, nothing is forecast. */
-TEST(a_forecast_confines_its_thread_first)
-{
-	size_t len;
-	char *text = policy_text(300, 3, 9, &len);
-	struct sg_policy p;
-	struct sg_dfa_input in = {0};
-	struct sg_compiled taken = {0};
-
-	parse_ok(text, len, &p);
-	add_layer(&p, 0, &in);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, refuse);
-	CHECK(f && !sg_dfa_forecast_take(f, &in, &taken));
-	sg_dfa_forecast_free(f);
-	f = sg_dfa_forecast_start(text, len, NULL, count_call);
-	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
-	CHECK(confine_calls == 1);
-	sg_dfa_forecast_free(f);
-	sg_dfa_free(&taken);
-	sg_dfa_input_free(&in);
-	sg_policy_free(&p);
-	free(text);
-}
-
 /* Freed while it builds (a policy found in use, a parse that failed): it stops. */
 TEST(a_forecast_freed_at_once_stops)
 {
@@ -316,7 +303,7 @@ TEST(a_forecast_freed_at_once_stops)
 	char *text = policy_text(20000, 2, 6, &len);
 
 	for (int i = 0; i < 3; i++) {
-		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, NULL);
+		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL);
 		CHECK(f != NULL);
 		if (i == 1)
 			sg_dfa_forecast_text_done(f);
@@ -330,4 +317,4 @@ RUN_TESTS(T(the_scan_finds_the_wildcard_names_in_rule_order),
 	  T(a_forecast_dfa_is_the_one_the_compiler_builds),
 	  T(a_forecast_is_taken_only_for_the_patterns_it_was_built_from),
 	  T(a_forecast_after_a_baseline_is_taken), T(a_forecast_of_another_text_is_not_used),
-	  T(a_forecast_confines_its_thread_first), T(a_forecast_freed_at_once_stops))
+	  T(a_forecast_freed_at_once_stops))
