@@ -22,7 +22,7 @@
 struct sg_dfa_input {
 	uint32_t n_layers;
 	size_t layer_end[SG_LAYERS_MAX]; /* layer l's patterns: from layer_end[l - 1] (or 0) */
-	const char **pattern;		 /* borrowed */
+	const char **pattern;		 /* borrowed, each NUL-terminated */
 	uint32_t *len;			 /* strlen of each */
 	uint32_t *rule;
 	size_t n, cap;

@@ -110,7 +110,8 @@ static uint64_t lanes_unlike(uint64_t w, uint64_t dflt4)
  * step, with the likely default: false, and nothing kept, where more than
  * half its classes differ from it (the vote decides then). The rows of a
  * large policy's DFA are mostly one state, the dead one, and a few others:
- * entry by entry, choosing defaults took most of packing 13,700 states.
+ * entry by entry, choosing defaults took over a third of packing 13,700
+ * states.
  */
 static bool keep_narrow_extras(const struct sg_compiled *c, uint32_t s, uint32_t *dflt,
 			       uint16_t *out, uint32_t *kept)

@@ -36,7 +36,7 @@ struct sg_rule {
 	struct sg_pos pos;
 	uint32_t n_values;
 	uint16_t name_len; /* strlen of name and of pattern (normalising keeps it); 0: unmeasured */
-	uint8_t n_ranges;  /* at most SG_FIELDS_MAX + 1: the parser refuses more than the maximum */
+	uint8_t n_ranges;  /* the parser refuses more than SG_FIELDS_MAX, compile too */
 	bool is_literal;   /* pattern has no wildcard */
 	bool range_per_field;
 	bool shadowed; /* an earlier rule has its name (sg_policy_find_shadowed) */
