@@ -1014,7 +1014,8 @@ static int cmp_exact_full(const void *a, const void *b)
 /*
  * The exact table's sort (by digits of the layer and hash, then names of one
  * hash by name) orders as one comparison of all four would: hashes drawn
- * from a few values, so that many names share one, and from all 64 bits.
+ * from a few values, so that many names share one, from all 64 bits, and
+ * from a few that differ only below the bits the radix passes take.
  */
 TEST(exact_names_sort_by_layer_hash_name_and_rule)
 {
@@ -1023,7 +1024,7 @@ TEST(exact_names_sort_by_layer_hash_name_and_rule)
 	uint64_t rng = 12345;
 
 	for (size_t n = 0; n < 6000; n = n * 3 + 1) {
-		for (int spread = 0; spread <= 1; spread++) {
+		for (int spread = 0; spread <= 2; spread++) {
 			struct sg_exact_name *v = sg_xcalloc(n ? n : 1, sizeof(*v));
 			struct sg_exact_name *want = sg_xcalloc(n ? n : 1, sizeof(*want));
 			for (size_t i = 0; i < n; i++) {
@@ -1031,7 +1032,9 @@ TEST(exact_names_sort_by_layer_hash_name_and_rule)
 				v[i] = (struct sg_exact_name){
 				    .rule = (uint32_t)i,
 				    .layer = layers[(rng >> 20) % 3],
-				    .order = spread ? rng : (rng >> 33) % 4 << 40,
+				    .order = spread == 1   ? rng
+					     : spread == 2 ? (rng >> 33) % 8 /* low bits only */
+							   : (rng >> 33) % 4 << 40,
 				    .name = names[(rng >> 40) % SG_ARRAY_SIZE(names)]};
 			}
 			memcpy(want, v, n * sizeof(*v));
