@@ -454,12 +454,42 @@ static void share_value_sets(struct sg_compiled *c, size_t n_valued_rules)
 	sequence_index_free(&ix);
 }
 
+/*
+ * Sorts the values by rule, then value. They come in rule order, but for
+ * linux.sysctl's pairs (compile_pinned): then each rule's few values are
+ * put in order where they are (qsort of 7,500 values, each compare a call
+ * of strcmp, took a tenth of a millisecond), and all of them otherwise.
+ */
+static void sort_values(struct sg_rule_value *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (v[i].set < v[i - 1].set) {
+			qsort(v, n, sizeof(*v), cmp_rule_value);
+			return;
+		}
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && v[end].set == v[i].set; end++)
+			;
+		if (end - i > 8) {
+			qsort(v + i, end - i, sizeof(*v), cmp_rule_value);
+			continue;
+		}
+		for (size_t k = i + 1; k < end; k++) { /* insertion: a rule has a few */
+			struct sg_rule_value x = v[k];
+			size_t j = k;
+			for (; j > i && strcmp(v[j - 1].value, x.value) > 0; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
+}
+
 /* Sorted for bsearch, each pair once. */
 static void build_values_table(struct sg_compiled *c)
 {
 	size_t kept = 0;
 
-	qsort(c->values, c->n_values, sizeof(*c->values), cmp_rule_value);
+	sort_values(c->values, c->n_values);
 	for (size_t i = 0; i < c->n_values; i++) {
 		if (kept && cmp_rule_value(&c->values[kept - 1], &c->values[i]) == 0)
 			continue;

@@ -339,6 +339,48 @@ TEST(rules_with_the_same_values_share_a_set)
 	free_set(&set);
 }
 
+/*
+ * The values table is sorted by rule and value, each pair once: a rule's
+ * few values and its many out of order, and linux.sysctl pairs of one name
+ * apart from each other (their rules' values out of rule order).
+ */
+TEST(values_are_sorted_by_rule_then_value)
+{
+	const char *few[] = {"2", "0", "1", "0"};
+	const char *many[] = {"k", "b", "j", "a", "i", "c", "h", "d", "g", "e", "f", "b"};
+
+	for (int pinned = 0; pinned <= 1; pinned++) {
+		struct sg_policy_set set = {.n_layers = 1};
+		struct sg_compiled c;
+
+		set.layers[0].origin = "values.json";
+		set_values(add_rule(&set.layers[0], "a.few", SG_ACCESS_READ_WRITE), few, 4);
+		set_values(add_rule(&set.layers[0], "a.many", SG_ACCESS_READ_WRITE), many, 12);
+		if (pinned) {
+			add_pinned(&set, "b.x", "9");
+			add_pinned(&set, "b.y", "5");
+			add_pinned(&set, "b.x", "3");
+		}
+		compile_ok(&set, &c);
+		CHECK(c.n_values == 3 + 11 + (pinned ? 3 : 0));
+		for (size_t i = 1; i < c.n_values; i++)
+			CHECK(c.values[i - 1].set < c.values[i].set ||
+			      (c.values[i - 1].set == c.values[i].set &&
+			       strcmp(c.values[i - 1].value, c.values[i].value) < 0));
+		for (size_t i = 0; i < SG_ARRAY_SIZE(many); i++)
+			CHECK(sg_compiled_has_value(&c, 1, many[i]));
+		CHECK(sg_compiled_has_value(&c, 0, "1") && !sg_compiled_has_value(&c, 0, "k"));
+		if (pinned) {
+			CHECK(sg_compiled_has_value(&c, 2, "3") &&
+			      sg_compiled_has_value(&c, 2, "9"));
+			CHECK(sg_compiled_has_value(&c, 3, "5") &&
+			      !sg_compiled_has_value(&c, 3, "9"));
+		}
+		sg_compiled_free(&c);
+		free_set(&set);
+	}
+}
+
 TEST(lookups)
 {
 	struct sg_policy_set set;
@@ -1176,10 +1218,10 @@ TEST(patterns_that_never_win)
 }
 
 RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
-	  T(rules_with_the_same_values_share_a_set), T(lookups), T(decisions_over_the_tables),
-	  T(layers_without_patterns_start_dead), T(byte_classes_stay_few),
-	  T(limits_are_input_errors), T(too_many_rules), T(too_many_states),
-	  T(errors_of_a_dfa_built_beside_the_rules),
+	  T(rules_with_the_same_values_share_a_set), T(values_are_sorted_by_rule_then_value),
+	  T(lookups), T(decisions_over_the_tables), T(layers_without_patterns_start_dead),
+	  T(byte_classes_stay_few), T(limits_are_input_errors), T(too_many_rules),
+	  T(too_many_states), T(errors_of_a_dfa_built_beside_the_rules),
 	  T(exact_names_sort_by_layer_hash_name_and_rule), T(origins_know_their_names_lengths),
 	  T(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
