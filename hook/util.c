@@ -15,6 +15,7 @@
 
 #include <linux/fs.h>
 
+#include "bigmem.h"
 #include "siphash.h"
 #include "spare.h"
 
@@ -32,6 +33,8 @@ int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, st
 {
 	size_t cap = first_capacity(fd, max), used = 0;
 	_cleanup_free_ char *buf = sg_xmalloc(cap);
+	if (cap >= SG_SPARE_MIN) /* a large file: read into it whole, below */
+		(void)sg_populate(buf, cap);
 
 	for (;;) {
 		if (used == cap) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,7 +179,42 @@ TEST(a_forked_child_uses_the_region_as_its_own)
 	sg_bigmem_free(before);
 }
 
-RUN_TESTS({"blocks_take_small_pages", blocks_take_small_pages},
+/* Whether the pages of @bytes at @p, page-aligned, are all in memory. */
+static bool all_resident(void *p, size_t bytes)
+{
+	unsigned char in[256];
+	const size_t pages = bytes / 4096;
+
+	if (pages > sizeof(in) || mincore(p, bytes, in) != 0)
+		return false;
+	for (size_t i = 0; i < pages; i++)
+		if (!(in[i] & 1))
+			return false;
+	return true;
+}
+
+/*
+ * A block about to be filled is mapped at once: in memory before a byte is
+ * written. The first test, so that the region's pages are fresh.
+ */
+TEST(a_populated_block_is_in_memory)
+{
+	const size_t bytes = 1 << 20;
+	char *p = sg_bigmem_alloc(2 * bytes);
+	CHECK(p != NULL);
+	char *page = (char *)(((uintptr_t)p + 4095) & ~(uintptr_t)4095);
+	if (all_resident(page, bytes)) {
+		printf("note: the block's pages were in memory already\n");
+	} else if (!sg_populate(p, bytes + 4096)) {
+		printf("note: MADV_POPULATE_WRITE refused here (a kernel before 5.14?)\n");
+	} else {
+		CHECK(all_resident(page, bytes));
+	}
+	sg_bigmem_free(p);
+}
+
+RUN_TESTS({"a_populated_block_is_in_memory", a_populated_block_is_in_memory}, /* first: fresh */
+	  {"blocks_take_small_pages", blocks_take_small_pages},
 	  {"blocks_are_the_regions_aligned_and_hold_what_was_asked",
 	   blocks_are_the_regions_aligned_and_hold_what_was_asked},
 	  {"a_freed_block_is_reused_and_calloc_zeroes_it",
