@@ -160,6 +160,30 @@ static void make_compiled(struct sg_policy_set *set, struct sg_compiled *c)
 	free(annotation);
 }
 
+/* A short key is the program's bytes, for names of every length it takes. */
+TEST(short_keys_are_the_programs_bytes)
+{
+	char name[SG_SHORT_NAME_MAX];
+
+	for (size_t len = 1; len < SG_SHORT_NAME_MAX; len++) {
+		struct sg_exact_short_key made, want;
+		for (size_t i = 0; i < len; i++)
+			name[i] = (char)('a' + (len + i) % 26);
+		name[len] = '\0';
+		const struct sg_exact_name e = {
+		    .rule = 7,
+		    .layer = (uint16_t)(len % 3 ? len % 3 - 1 : SG_PINNED_LAYER),
+		    .len = (uint16_t)len,
+		    .name = name};
+		memset(&made, 0xa5, sizeof(made)); /* every byte written, padding too */
+		sg_exact_short_key_of(&e, &made);
+		memset(&want, 0, sizeof(want));
+		want.layer = e.layer;
+		memcpy(want.name, name, len);
+		CHECK(memcmp(&made, &want, sizeof(want)) == 0);
+	}
+}
+
 TEST(every_name_found_with_its_rule_and_no_other)
 {
 	struct sg_policy_set set;
@@ -262,5 +286,5 @@ TEST(free_slots_are_marked)
 	sg_policy_set_free(&set);
 }
 
-RUN_TESTS(T(every_name_found_with_its_rule_and_no_other), T(every_value_found_in_its_set_only),
-	  T(free_slots_are_marked))
+RUN_TESTS(T(short_keys_are_the_programs_bytes), T(every_name_found_with_its_rule_and_no_other),
+	  T(every_value_found_in_its_set_only), T(free_slots_are_marked))
