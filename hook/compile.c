@@ -575,8 +575,11 @@ static int collect_patterns(const struct sg_policy_set *set, size_t n_policy_rul
 			int r = rule_pattern(patterns, g, rule, &where, err);
 			if (r < 0)
 				return r;
+			/* The parser found it of the same pattern (name_len: a parsed rule) */
 			patterns->literal[g] =
-			    sg_pattern_is_literal_n(patterns->of[g], patterns->len[g]);
+			    rule->name_len && rule->pattern
+				? rule->is_literal
+				: sg_pattern_is_literal_n(patterns->of[g], patterns->len[g]);
 		}
 	}
 	return 0;
