@@ -286,6 +286,18 @@ static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, co
 }
 
 /*
+ * The end of passes that went back and forth between @v and @tmp: the
+ * sorted names, at @from, are put in @v, and @tmp is given back.
+ */
+static void passes_done(struct sg_exact_name *v, const struct sg_exact_name *from,
+			struct sg_exact_name *tmp, size_t n)
+{
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	sg_spare_put(tmp);
+}
+
+/*
  * Sorts @n exact names by cmp_exact_name: a merge sort, bottom up, of the
  * entries themselves. With qsort the comparisons were calls through a
  * pointer, and musl's copies every swap through memcpy.
@@ -311,9 +323,7 @@ static void merge_sort_exact(struct sg_exact_name *v, size_t n)
 		from = to;
 		to = t;
 	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
-	sg_spare_put(tmp);
+	passes_done(v, from, tmp, n);
 }
 
 #define RADIX_BITS   11
@@ -345,20 +355,20 @@ static bool same_run(const struct sg_exact_name *a, const struct sg_exact_name *
  */
 void sg_exact_names_sort(struct sg_exact_name *v, size_t n)
 {
-	/* A few names: their counts (56 KiB, a page fault each 4) would cost more than they save */
+	/* A few names: their counts (32 KiB of fresh pages) would cost more than they save */
 	if (n < 1024) {
 		merge_sort_exact(v, n);
 		return;
 	}
 	uint32_t(*count)[1u << RADIX_BITS] = sg_xcalloc(RADIX_PASSES, sizeof(*count));
-	struct sg_exact_name *from = v, *to = sg_xrealloc(NULL, n ? n : 1, sizeof(*to)), *tmp = to;
+	struct sg_exact_name *from = v, *to = sg_xrealloc(NULL, n, sizeof(*to)), *tmp = to;
 
 	for (size_t i = 0; i < n; i++)
 		for (int pass = 0; pass < RADIX_PASSES; pass++)
 			count[pass][radix_digit(&v[i], pass)]++;
 	for (int pass = 0; pass < RADIX_PASSES; pass++) {
 		uint32_t *c = count[pass], sum = 0;
-		if (n && c[radix_digit(&from[0], pass)] == n)
+		if (c[radix_digit(&from[0], pass)] == n)
 			continue; /* one digit for all: nothing moves */
 		for (size_t d = 0; d < (1u << RADIX_BITS); d++) {
 			uint32_t k = c[d];
@@ -371,9 +381,7 @@ void sg_exact_names_sort(struct sg_exact_name *v, size_t n)
 		from = to;
 		to = t;
 	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
-	sg_spare_put(tmp);
+	passes_done(v, from, tmp, n);
 	free(count);
 	for (size_t i = 0, end; i < n; i = end) {
 		for (end = i + 1; end < n && same_run(&v[end], &v[i]); end++)

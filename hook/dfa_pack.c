@@ -40,11 +40,18 @@ static uint32_t majority(const uint32_t *row, uint32_t n)
 	return candidate;
 }
 
-/* A guess at the majority, three reads: nearly every row's shows in two of them. */
+/*
+ * A guess at a row's majority from its first, middle and last entries:
+ * nearly every row's shows in two of them.
+ */
+static uint32_t likely_of(uint32_t first, uint32_t middle, uint32_t last)
+{
+	return first == middle || first == last ? first : middle;
+}
+
 static uint32_t likely_majority(const uint32_t *row, uint32_t n)
 {
-	const uint32_t first = row[0], middle = row[n / 2], last = row[n - 1];
-	return first == middle || first == last ? first : middle;
+	return likely_of(row[0], row[n / 2], row[n - 1]);
 }
 
 static uint32_t count_unlike(const uint32_t *row, uint32_t n, uint32_t entry)
@@ -118,8 +125,7 @@ static bool keep_narrow_extras(const struct sg_compiled *c, uint32_t s, uint32_t
 {
 	const uint32_t classes = c->config.n_classes;
 	const uint16_t *row = (const uint16_t *)c->transitions + (size_t)s * classes;
-	const uint16_t first = row[0], middle = row[classes / 2], last = row[classes - 1];
-	const uint16_t d = first == middle || first == last ? first : middle;
+	const uint16_t d = (uint16_t)likely_of(row[0], row[classes / 2], row[classes - 1]);
 	const uint64_t d4 = d * 0x0001000100010001ull;
 	uint32_t n = 0;
 

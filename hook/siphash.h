@@ -10,7 +10,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "util.h"
 
@@ -56,14 +55,6 @@ static inline void sg_siphash_batch_add(struct sg_siphash_batch *b, const void *
 	/* musl's memcpy of a few bytes takes a rep movs and its start-up */
 	sg_copy_short(b->bytes + b->n, data, len);
 	b->n += len;
-}
-
-/* Adds string @s with its NUL; returns its length. */
-static inline size_t sg_siphash_batch_add_string(struct sg_siphash_batch *b, const char *s)
-{
-	size_t len = strlen(s);
-	sg_siphash_batch_add(b, s, len + 1);
-	return len;
 }
 
 #endif
