@@ -93,9 +93,3 @@ uint64_t sg_siphash_final(struct sg_siphash *h)
 		sip_round(h);
 	return h->v0 ^ h->v1 ^ h->v2 ^ h->v3;
 }
-
-void sg_siphash_batch_flush(struct sg_siphash_batch *b)
-{
-	sg_siphash_update(b->h, b->bytes, b->n);
-	b->n = 0;
-}

@@ -119,41 +119,5 @@ TEST(every_length_and_cut_as_the_reference)
 	}
 }
 
-/*
- * A batch hashes the bytes it was given, however they fall against its
- * buffer: fields, strings (their NULs too) and blocks larger than it.
- */
-TEST(a_batch_hashes_as_the_updates_would)
-{
-	const uint64_t key[2] = {5, 6};
-	static char text[10000];
-	struct sg_siphash direct, batched;
-	struct sg_siphash_batch *b = malloc(sizeof(*b));
-	uint64_t rng = 7;
-
-	for (size_t i = 0; i < sizeof(text); i++)
-		text[i] = (char)('a' + i % 26);
-	sg_siphash_init(&direct, key);
-	sg_siphash_init(&batched, key);
-	sg_siphash_batch_init(b, &batched);
-	for (int i = 0; i < 3000; i++) {
-		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-		size_t len = (rng >> 33) % (i % 100 == 99 ? 9000 : 90), at = (rng >> 20) % 1000;
-		if (rng >> 63) {
-			char saved = text[at + len];
-			text[at + len] = '\0';
-			sg_siphash_batch_add(b, text + at, len + 1); /* a string with its NUL */
-			sg_siphash_update(&direct, text + at, len + 1);
-			text[at + len] = saved;
-		} else {
-			sg_siphash_batch_add(b, text + at, len);
-			sg_siphash_update(&direct, text + at, len);
-		}
-	}
-	sg_siphash_batch_flush(b);
-	CHECK(sg_siphash_final(&batched) == sg_siphash_final(&direct));
-	free(b);
-}
-
 RUN_TESTS(T(reference_vectors_whole_and_in_pieces), T(irregular_pieces_hash_as_the_whole),
-	  T(every_length_and_cut_as_the_reference), T(a_batch_hashes_as_the_updates_would))
+	  T(every_length_and_cut_as_the_reference))
