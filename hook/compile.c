@@ -748,7 +748,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 }
 
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
-		     struct sg_dfa_forecast *forecast, struct sg_compiled *out, struct sg_err *err)
+		     struct sg_dfa_forecast **forecast, struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
@@ -790,9 +790,10 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 	dfa_input_of(set, &patterns, &dfa_in);
 	struct dfa_job dfa = {.set = set, .in = &dfa_in, .c = &c};
 	pthread_t helper;
-	bool helped = !forecast && dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
+	const bool forecast_given = forecast && *forecast;
+	bool helped = !forecast_given && dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
 		      sg_thread_start(&helper, build_dfa_job, &dfa) == 0;
-	if (!helped && !forecast && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
+	if (!helped && !forecast_given && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -823,7 +824,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 			return sg_err_copy(err, &dfa.err), dfa.r;
 	}
 	/* A forecast of other patterns (or none built) is not used: this DFA is built now. */
-	if (forecast && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
+	if (forecast && *forecast && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
 		int dr = build_dfa(set, &dfa_in, &c, err);
 		if (dr < 0)
 			return dr;
@@ -948,6 +949,7 @@ void sg_compiled_free(struct sg_compiled *compiled)
 {
 	if (!compiled)
 		return;
+	sg_dfa_forecast_free(compiled->dfa_forecast); /* first: it reads the DFA while packing */
 	sg_dfa_free(compiled);
 	free(compiled->rules);
 	free(compiled->origins);
@@ -960,6 +962,13 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->name_copies);
 	free(compiled->dfa_patterns);
 	memset(compiled, 0, sizeof(*compiled));
+}
+
+const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c)
+{
+	if (c->dfa_packed)
+		return c->dfa_packed;
+	return c->dfa_forecast ? sg_dfa_forecast_packed(c->dfa_forecast) : NULL;
 }
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)

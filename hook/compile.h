@@ -43,7 +43,8 @@ struct sg_rule_value {
 	const char *value;
 };
 
-struct sg_dfa_packed; /* dfa_pack.h */
+struct sg_dfa_packed;	/* dfa_pack.h */
+struct sg_dfa_forecast; /* forecast.h */
 
 /* Points into the set it was compiled from (names, values, origins): free it first. */
 struct sg_compiled {
@@ -58,8 +59,13 @@ struct sg_compiled {
 	void *transitions;
 	bool wide;
 	uint32_t *accept; /* n_states: winning rule, or SG_NO_RULE */
-	/* The DFA as the program reads it, when packed ahead (forecast.c); else NULL */
+	/* The DFA as the program reads it, when packed ahead; else NULL */
 	struct sg_dfa_packed *dfa_packed;
+	/*
+	 * The forecast (forecast.h) that built the DFA and packs it still, or
+	 * NULL: sg_compiled_dfa_packed waits for its packing.
+	 */
+	struct sg_dfa_forecast *dfa_forecast;
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
@@ -123,16 +129,22 @@ void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uin
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 
-struct sg_dfa_forecast; /* forecast.h */
-
 /*
  * sg_compile, which also hashes the rules' part of the policy's key from
  * @key_start (NULL: none), while its second thread builds the DFA of a
- * policy with many patterns: out->key_head. With a @forecast (NULL: none),
- * the DFA is its, when it was built from the same patterns.
+ * policy with many patterns: out->key_head. With a *@forecast (NULL: none),
+ * the DFA is its, when it was built from the same patterns: the forecast
+ * then goes with it (*@forecast becomes NULL, out->dfa_forecast).
  */
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
-		     struct sg_dfa_forecast *forecast, struct sg_compiled *out, struct sg_err *err);
+		     struct sg_dfa_forecast **forecast, struct sg_compiled *out,
+		     struct sg_err *err);
+
+/*
+ * The DFA of @c as the program reads it, packed ahead (waiting for a
+ * forecast to finish packing it), or NULL when none was: sg_dfa_pack then.
+ */
+const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c);
 
 /*
  * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:

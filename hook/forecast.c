@@ -22,19 +22,23 @@ struct sg_dfa_forecast {
 	bool joined;
 	atomic_bool cancel;
 
-	pthread_mutex_t lock; /* guards text_done, which cond signals */
+	pthread_mutex_t lock; /* guards the three dones, which cond signals */
 	pthread_cond_t cond;
 	bool text_done;
+	bool dfa_done;
+	bool packing_done;
 
 	/* The thread's, until text_done: */
 	bool scanned; /* in is all the set's patterns */
 	struct sg_arena names;
 	struct sg_dfa_input in;
-	/* The thread's, until joined: */
+	/* The thread's until dfa_done; the DFA only read after that, to be packed */
 	bool built; /* dfa is in's */
 	struct sg_compiled dfa;
+	/* The thread's, until packing_done: */
+	struct sg_dfa_packed *packed;
 
-	bool taken;
+	bool taken; /* dfa's arrays are a compiled policy's */
 };
 
 static const char *skip_space(const char *p, const char *end)
@@ -282,25 +286,47 @@ static bool scan(struct sg_dfa_forecast *f)
 	return sg_forecast_scan(f->text, f->len, first_rule, &f->cancel, &f->names, &f->in);
 }
 
+/* A step is done: what the thread wrote before is seen by who waits for it (wait_done). */
+static void set_done(struct sg_dfa_forecast *f, bool *done)
+{
+	pthread_mutex_lock(&f->lock);
+	*done = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void wait_done(struct sg_dfa_forecast *f, const bool *done)
+{
+	pthread_mutex_lock(&f->lock);
+	while (!*done)
+		pthread_cond_wait(&f->cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+}
+
 static void *forecast(void *arg)
 {
 	struct sg_dfa_forecast *f = arg;
 	bool scanned = scan(f);
 
-	pthread_mutex_lock(&f->lock);
 	f->scanned = scanned;
-	f->text_done = true;
-	pthread_cond_broadcast(&f->cond);
-	pthread_mutex_unlock(&f->lock);
+	set_done(f, &f->text_done);
 
 	uint32_t layer;
-	if (scanned)
-		f->built = sg_dfa_build(&f->in, &f->cancel, &f->dfa, &layer) == 0;
-	/* Packed as the program reads it too: the tables' longest step after the DFA's own. */
-	if (f->built && !atomic_load(&f->cancel)) {
-		f->dfa.dfa_packed = sg_xcalloc(1, sizeof(*f->dfa.dfa_packed));
-		sg_dfa_pack(&f->dfa, f->dfa.dfa_packed);
+	const bool built = scanned && sg_dfa_build(&f->in, &f->cancel, &f->dfa, &layer) == 0;
+	f->built = built;
+	set_done(f, &f->dfa_done);
+
+	/*
+	 * Packed as the program reads it too, the tables' longest step after the
+	 * DFA's own, while the compiler goes on with the DFA taken: it reads it,
+	 * as this does.
+	 */
+	if (built && !atomic_load(&f->cancel)) {
+		f->packed = sg_xcalloc(1, sizeof(*f->packed));
+		sg_dfa_pack(&f->dfa, f->packed);
 	}
+	/* Told before the thread ends: a join would wait for its exit too. */
+	set_done(f, &f->packing_done);
 	return NULL;
 }
 
@@ -325,11 +351,8 @@ struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
 
 void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f)
 {
-	pthread_mutex_lock(&f->lock);
-	while (!f->text_done)
-		pthread_cond_wait(&f->cond, &f->lock);
+	wait_done(f, &f->text_done);
 	f->text = NULL;
-	pthread_mutex_unlock(&f->lock);
 }
 
 static void stop(struct sg_dfa_forecast *f, bool cancel)
@@ -342,23 +365,34 @@ static void stop(struct sg_dfa_forecast *f, bool cancel)
 	f->joined = true;
 }
 
-bool sg_dfa_forecast_take(struct sg_dfa_forecast *f, const struct sg_dfa_input *in,
+bool sg_dfa_forecast_take(struct sg_dfa_forecast **fp, const struct sg_dfa_input *in,
 			  struct sg_compiled *c)
 {
+	struct sg_dfa_forecast *f = *fp;
+	struct sg_compiled view;
+
 	sg_dfa_forecast_text_done(f);
-	const bool same = f->scanned && sg_dfa_input_equal(&f->in, in);
-	stop(f, !same);
-	if (!same || !f->built)
+	if (!f->scanned || !sg_dfa_input_equal(&f->in, in)) {
+		stop(f, true);
 		return false;
-	sg_dfa_move(c, &f->dfa);
-	f->built = false;
+	}
+	wait_done(f, &f->dfa_done);
+	if (!f->built) {
+		stop(f, false);
+		return false;
+	}
+	/* A view: the thread reads f->dfa while it packs; its arrays are c's now. */
+	sg_dfa_view(&f->dfa, &view);
+	sg_dfa_move(c, &view);
 	f->taken = true;
+	c->dfa_forecast = SG_TAKE(*fp);
 	return true;
 }
 
-bool sg_dfa_forecast_taken(const struct sg_dfa_forecast *f)
+const struct sg_dfa_packed *sg_dfa_forecast_packed(struct sg_dfa_forecast *f)
 {
-	return f->taken;
+	wait_done(f, &f->packing_done);
+	return f->packed;
 }
 
 void sg_dfa_forecast_free(struct sg_dfa_forecast *f)
@@ -366,7 +400,11 @@ void sg_dfa_forecast_free(struct sg_dfa_forecast *f)
 	if (!f)
 		return;
 	stop(f, true);
-	sg_dfa_free(&f->dfa);
+	if (!f->taken)
+		sg_dfa_free(&f->dfa);
+	if (f->packed)
+		sg_dfa_packed_free(f->packed);
+	free(f->packed);
 	sg_dfa_input_free(&f->in);
 	sg_arena_free(&f->names);
 	pthread_mutex_destroy(&f->lock);

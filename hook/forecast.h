@@ -43,14 +43,16 @@ void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f);
 
 /*
  * Moves the forecast's DFA into @c (its DFA fields, empty) and returns true
- * when it was built from exactly @in, waiting for it to be built; otherwise
- * stops the forecast and returns false.
+ * when it was built from exactly @in, waiting for it to be built but not
+ * packed: the forecast goes with it, packing it still (*@f becomes NULL,
+ * c->dfa_forecast; sg_compiled_free frees both, in that order). Otherwise
+ * stops the forecast and returns false; *@f stays the caller's.
  */
-bool sg_dfa_forecast_take(struct sg_dfa_forecast *f, const struct sg_dfa_input *in,
+bool sg_dfa_forecast_take(struct sg_dfa_forecast **f, const struct sg_dfa_input *in,
 			  struct sg_compiled *c);
 
-/* Whether sg_dfa_forecast_take took its DFA. */
-bool sg_dfa_forecast_taken(const struct sg_dfa_forecast *f);
+/* The taken DFA as the program reads it, once packed; NULL where the packing stopped. */
+const struct sg_dfa_packed *sg_dfa_forecast_packed(struct sg_dfa_forecast *f);
 
 /* Stops the forecast (at once where it is still building) and frees it; NULL is fine. */
 void sg_dfa_forecast_free(struct sg_dfa_forecast *f);

@@ -161,12 +161,13 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 						src->n_sysctls, &src->set, err);
 	sg_policy_free(&annotation);
 	sg_timing_mark("parse");
+	const bool forecasting = forecast != NULL;
 	if (r == 0)
-		r = sg_compile_keyed(&src->set, src->key_start, forecast, &src->compiled, err);
+		r = sg_compile_keyed(&src->set, src->key_start, &forecast, &src->compiled, err);
 	sg_timing_mark("compile");
-	if (r == 0 && forecast)
+	if (r == 0 && forecasting)
 		sg_debug("the DFA %s",
-			 sg_dfa_forecast_taken(forecast)
+			 src->compiled.dfa_forecast
 			     ? "was built while the policy was parsed (forecast)"
 			     : "was built after the parse: the forecast had other patterns");
 	if (r == 0)

@@ -477,9 +477,10 @@ static int plan_table(struct maps_work *w, size_t pin)
 		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = hashed->values.n_buckets;
 	} else if (pin == SG_TABLE_DFA) {
-		if (!w->c->dfa_packed)
+		const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(w->c);
+		if (!ahead)
 			sg_dfa_pack(w->c, &w->planned.own_dfa);
-		w->planned.dfa = w->c->dfa_packed ? w->c->dfa_packed : &w->planned.own_dfa;
+		w->planned.dfa = ahead ? ahead : &w->planned.own_dfa;
 		w->sizes.dfa_elements = w->planned.dfa->n_elements;
 		return 0;
 	} else {

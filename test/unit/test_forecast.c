@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "compose.h"
 #include "dfa.h"
+#include "dfa_pack.h"
 #include "forecast.h"
 #include "policy.h"
 #include "test.h"
@@ -56,9 +57,9 @@ static void parse_ok(const char *text, size_t len, struct sg_policy *p)
 	}
 }
 
-/* The set of @baseline (NULL: none) and the policy of @text; *@compiled with @forecast. */
+/* The set of @baseline (NULL: none) and the policy of @text; *@compiled with *@forecast. */
 static void compile_text(const struct sg_policy *baseline, const char *text, size_t len,
-			 struct sg_dfa_forecast *forecast, struct sg_compiled *compiled)
+			 struct sg_dfa_forecast **forecast, struct sg_compiled *compiled)
 {
 	struct sg_policy p;
 	struct sg_policy_set set;
@@ -91,6 +92,28 @@ static void check_same_dfa(const struct sg_compiled *a, const struct sg_compiled
 	CHECK(memcmp(a->transitions, b->transitions,
 		     (size_t)a->n_states * a->config.n_classes * sg_dfa_entry_size(a)) == 0);
 	CHECK(memcmp(a->accept, b->accept, a->n_states * sizeof(*a->accept)) == 0);
+}
+
+/* The DFA of @b, packed by its forecast, as the program reads it: @a's packed here. */
+static void check_same_packing(const struct sg_compiled *a, const struct sg_compiled *b)
+{
+	struct sg_dfa_packed own;
+	const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(b);
+
+	CHECK(ahead != NULL);
+	sg_dfa_pack(a, &own);
+	if (ahead && ahead->n_elements == own.n_elements) {
+		const size_t n = own.n_elements;
+		sg_dfa_element *x = sg_xcalloc(n, sizeof(*x)), *y = sg_xcalloc(n, sizeof(*y));
+		sg_dfa_packed_write(&own, 0, n, x);
+		sg_dfa_packed_write(ahead, 0, n, y);
+		CHECK(memcmp(x, y, n * sizeof(*x)) == 0);
+		free(x);
+		free(y);
+	} else {
+		CHECK(false);
+	}
+	sg_dfa_packed_free(&own);
 }
 
 /*
@@ -181,10 +204,11 @@ TEST(a_forecast_dfa_is_the_one_the_compiler_builds)
 		compile_text(b, text, len, NULL, &own);
 		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, b);
 		CHECK(f != NULL);
-		compile_text(b, text, len, f, &forecast);
-		sg_dfa_forecast_free(f);
+		compile_text(b, text, len, &f, &forecast);
+		CHECK(f == NULL && forecast.dfa_forecast != NULL); /* it went with its DFA */
 		CHECK(own.n_states > 400);
 		check_same_dfa(&own, &forecast);
+		check_same_packing(&own, &forecast);
 		sg_compiled_free(&own);
 		sg_compiled_free(&forecast);
 	}
@@ -218,11 +242,10 @@ TEST(a_forecast_after_a_baseline_is_taken)
 	add_layer(&baseline, 0, &in);
 	add_layer(&p, (uint32_t)baseline.n_rules, &in);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline);
-	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
+	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
 	CHECK(taken.config.layers[0].dfa_start != SG_DEAD_STATE);
 	CHECK(taken.config.layers[1].dfa_start != SG_DEAD_STATE);
-	sg_dfa_forecast_free(f);
-	sg_dfa_free(&taken);
+	sg_compiled_free(&taken);
 	sg_dfa_input_free(&in);
 	sg_policy_free(&p);
 	sg_policy_free(&baseline);
@@ -242,11 +265,12 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 	parse_ok(text, len, &p);
 	add_layer(&p, 0, &in);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL);
-	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
-	sg_dfa_forecast_free(f);
+	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
+	CHECK(f == NULL && taken.dfa_forecast != NULL);
 	CHECK(sg_dfa_build(&in, NULL, &built, &layer) == 0);
 	check_same_dfa(&taken, &built);
-	sg_dfa_free(&taken);
+	check_same_packing(&built, &taken);
+	sg_compiled_free(&taken);
 
 	/* One rule number, one byte or one layer more: not the same patterns. */
 	for (int change = 0; change < 3; change++) {
@@ -266,7 +290,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 		if (change == 2)
 			sg_dfa_input_end_layer(&other);
 		f = sg_dfa_forecast_start(text, len, NULL);
-		CHECK(f && !sg_dfa_forecast_take(f, &other, &taken));
+		CHECK(f && !sg_dfa_forecast_take(&f, &other, &taken));
 		CHECK(taken.transitions == NULL && taken.n_states == 0);
 		sg_dfa_forecast_free(f);
 		sg_dfa_input_free(&other);
@@ -287,7 +311,8 @@ TEST(a_forecast_of_another_text_is_not_used)
 	compile_text(NULL, b, len_b, NULL, &own);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(a, len_a, NULL);
 	CHECK(f != NULL);
-	compile_text(NULL, b, len_b, f, &with_other);
+	compile_text(NULL, b, len_b, &f, &with_other);
+	CHECK(f != NULL && with_other.dfa_forecast == NULL); /* not taken: still the caller's */
 	sg_dfa_forecast_free(f);
 	check_same_dfa(&own, &with_other);
 	sg_compiled_free(&own);
