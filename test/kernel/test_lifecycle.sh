@@ -55,6 +55,19 @@ NAMED=$(policy named '{ "version": 1, "rules": [
   { "name": "kernel.*", "access": "read" } ] }')
 attach "$CG" "$NAMED" || finish
 expect "status names the rules as written" "kernel.ostype $LONG kernel.*" sh -c "\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; print(*[r[\"rule\"] for r in json.load(sys.stdin)[0][\"rules\"][:3]])'"
+# ... every one of a policy whose names fill more than one of the windows
+# the rule names' table is written through (512 KiB, tables.c).
+MANY=$(python3 -c 'import json
+rules = [{"name": "net.ipv4.conf.sg%06d-%s.rp_filter" % (i, "n" * (i % 12)), "access": "read"}
+         for i in range(20000)]
+print(json.dumps({"version": 1, "default": "read", "rules": rules}))' >"$TMPDIR_TEST/many.json" &&
+	echo "$TMPDIR_TEST/many.json")
+attach "$CG" "$MANY" || finish
+expect "status names each of 20,000 rules as written (790 KB of names)" "same" sh -c \
+	"\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys
+names = [r[\"rule\"] for r in json.load(sys.stdin)[0][\"rules\"]]
+want = [r[\"name\"] for r in json.load(open(sys.argv[1]))[\"rules\"]]
+print(\"same\" if names[:len(want)] == want else \"differ: %d names, %d wanted\" % (len(names), len(want)))' \"$MANY\""
 # status names a guard by its cgroup's directory, the one --cgroup takes.
 expect "status --json: the cgroup's directory and id" "$CG $(stat -c %i "$CG")" sh -c \
 	"\"$SG\" status --cgroup \"$CG\" --json 2>/dev/null | python3 -c 'import json,sys; g=json.load(sys.stdin)[0]; print(g[\"cgroup\"], g[\"cgroup_id\"])'"
