@@ -56,6 +56,22 @@ static unsigned char *message(size_t n)
 	return msg;
 }
 
+/*
+ * Before any width is chosen (this test runs first): small pieces run two
+ * lanes at a time, and the first large one asks the CPU which way.
+ */
+TEST(as_defined_before_a_width_is_chosen)
+{
+	const size_t len = 300000;
+	unsigned char *msg = message(len);
+	const uint64_t want = defined(msg, len);
+
+	CHECK(in_pieces(msg, len, 1000) == want); /* pieces below the size worth asking */
+	CHECK(in_pieces(msg, len, len) == want);  /* one above it: the CPU is asked */
+	CHECK(in_pieces(msg, len, 1000) == want); /* and its way taken since */
+	free(msg);
+}
+
 /* Every length to 300 and a long one, whole and cut, as defined, with each way to run the lanes. */
 TEST(as_defined_with_every_width)
 {
@@ -167,5 +183,6 @@ TEST(a_batch_hashes_as_the_updates_would)
 	free(b);
 }
 
-RUN_TESTS(T(as_defined_with_every_width), T(each_byte_counts),
-	  T(same_after_the_same_bytes_however_cut), T(a_batch_hashes_as_the_updates_would))
+RUN_TESTS(T(as_defined_before_a_width_is_chosen), T(as_defined_with_every_width),
+	  T(each_byte_counts), T(same_after_the_same_bytes_however_cut),
+	  T(a_batch_hashes_as_the_updates_would))
