@@ -181,7 +181,8 @@ int sg_name_normalise_n(const char *name, size_t len, char *out, size_t cap, str
 	if (!name || !name[0])
 		return sg_input_error(err, "empty name; write a sysctl name like "
 					   "net.ipv4.tcp_rmem or a pattern like kernel.random.*");
-	if (strncmp(name, PROC_SYS, strlen(PROC_SYS)) == 0 && name[strlen(PROC_SYS)])
+	/* Not strncmp: a call per name; memcmp of a constant length is a few compares. */
+	if (len > strlen(PROC_SYS) && memcmp(name, PROC_SYS, strlen(PROC_SYS)) == 0)
 		return sg_input_error(err, "%s: write names relative to /proc/sys: \"%s\"",
 				      quote(name, q, sizeof(q)), name + strlen(PROC_SYS));
 	/*

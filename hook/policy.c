@@ -234,7 +234,7 @@ static int parse_values(const struct ctx *c, const struct sg_json *v, const stru
 			return invalid(c, &item->pos, &item_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
 		/* n == 0: "" (or whitespace), the value of a write of no bytes or a newline */
-		rule->values[rule->n_values++] = sg_arena_strdup(c->strings, norm);
+		rule->values[rule->n_values++] = sg_arena_strndup(c->strings, norm, (size_t)n);
 	}
 	return 0;
 }
@@ -384,7 +384,8 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct
 		if (rewrite->string.len > SG_VALUE_MAX - 1)
 			return invalid(c, &rewrite->pos, &rewrite_path, "longer than %d bytes",
 				       SG_VALUE_MAX - 1);
-		rule->rewrite = sg_arena_strdup(c->strings, rewrite->string.text);
+		rule->rewrite =
+		    sg_arena_strndup(c->strings, rewrite->string.text, rewrite->string.len);
 	}
 
 	/* Constraints only make sense where writes are allowed. */

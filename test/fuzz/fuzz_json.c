@@ -153,6 +153,9 @@ static uint64_t fingerprint(const struct sg_json *v, uint64_t h)
 	case SG_JSON_BOOL:
 		return mix(h, &v->boolean, sizeof(v->boolean));
 	case SG_JSON_NUMBER:
+		h = mix(h, &v->number.is_integer, sizeof(v->number.is_integer));
+		if (v->number.is_integer)
+			h = mix(h, &v->number.integer, sizeof(v->number.integer));
 		return mix(h, v->number.text, strlen(v->number.text));
 	case SG_JSON_STRING:
 		return mix(h, v->string.text, v->string.len);

@@ -678,6 +678,109 @@ TEST(streamed_arrays)
 	sg_json_free(root);
 }
 
+/* Whether @a and @b say the same: types, positions, texts, numbers, keys and items. */
+static bool same_tree(const struct sg_json *a, const struct sg_json *b)
+{
+	if (a->type != b->type || a->pos.line != b->pos.line || a->pos.col != b->pos.col)
+		return false;
+	switch (a->type) {
+	case SG_JSON_BOOL:
+		return a->boolean == b->boolean;
+	case SG_JSON_NUMBER:
+		return strcmp(a->number.text, b->number.text) == 0 &&
+		       a->number.is_integer == b->number.is_integer &&
+		       (!a->number.is_integer || a->number.integer == b->number.integer);
+	case SG_JSON_STRING:
+		return a->string.len == b->string.len &&
+		       memcmp(a->string.text, b->string.text, a->string.len + 1) == 0;
+	case SG_JSON_ARRAY:
+		if (a->array.len != b->array.len)
+			return false;
+		for (size_t i = 0; i < a->array.len; i++)
+			if (!same_tree(a->array.items[i], b->array.items[i]))
+				return false;
+		return true;
+	case SG_JSON_OBJECT:
+		if (a->object.len != b->object.len)
+			return false;
+		for (size_t i = 0; i < a->object.len; i++)
+			if (strcmp(a->object.keys[i], b->object.keys[i]) != 0 ||
+			    a->object.key_pos[i].line != b->object.key_pos[i].line ||
+			    a->object.key_pos[i].col != b->object.key_pos[i].col ||
+			    !same_tree(a->object.values[i], b->object.values[i]))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
+struct compared {
+	const struct sg_json *whole; /* the whole tree's array */
+	size_t n, differ;
+};
+
+static void compare_item(const struct sg_json *item, size_t index, void *arg)
+{
+	struct compared *c = arg;
+	if (!c->whole || index >= c->whole->array.len ||
+	    !same_tree(item, c->whole->array.items[index])) {
+		fprintf(stderr, "  item %zu differs from the whole tree's\n", index);
+		c->differ++;
+	}
+	c->n++;
+}
+
+/*
+ * The streamed array's items read the short way (one-line objects of plain
+ * strings, integers and arrays of them) or the long way (anything else) are
+ * the very values the whole tree has, positions and all.
+ */
+TEST(streamed_items_short_and_long_way_alike)
+{
+	const char *text =
+	    "{\"version\": 1, \"rules\": [\n"
+	    "  {\"name\": \"net.core.somaxconn\", \"access\": \"read-write\", \"range\": [128, "
+	    "4096]},\n"
+	    "  {\"name\":\"a\",\"range\":[[-1, 0], [-0, 9223372036854775807]]},\t{\"values\": "
+	    "[\"0\", \"10\"]},\n"
+	    "  {\"n\": \"\\u0041\"}, {\"n\": \"\xc3\xa9\", \"m\": 1}, {\"n\": 1.5}, {\"n\": 1e3},\n"
+	    "  {\"n\": -9223372036854775808}, {\"n\": 9223372036854775808}, {\"n\": true},\n"
+	    "  {\"n\": []}, {}, {\"n\": {\"deeper\": 1}}, {\"n\": [[[1]]]}, {\"n\": [[1]]},\n"
+	    "  {\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, \"g\": 7, \"h\": 8, "
+	    "\"i\": 9},\n"
+	    "  {\"name\": \"spans\",\n   \"lines\": 2}, {\"long\": \"a string longer than "
+	    "fifteen\"}\n"
+	    "]}";
+	struct sg_err err = {0};
+	struct sg_json *whole = NULL, *streamed_root = NULL;
+
+	CHECK(sg_json_parse(text, strlen(text), "t.json", &whole, &err) == 0);
+	if (!whole)
+		return;
+	struct compared c = {.whole = sg_json_get(whole, "rules")};
+	const struct sg_json_stream stream = {"rules", compare_item, &c};
+	CHECK(sg_json_parse_stream(text, strlen(text), "t.json", &stream, &streamed_root, &err) ==
+	      0);
+	CHECK(c.n == 18 && c.n == c.whole->array.len && c.differ == 0);
+	sg_json_free(streamed_root);
+	sg_json_free(whole);
+
+	/* a duplicate key, a trailing comma: the long way's message, the same either way */
+	const char *bad[] = {"{\"rules\": [{\"a\": 1, \"a\": 2}]}", "{\"rules\": [{\"a\": 1,}]}",
+			     "{\"rules\": [{\"a\": [1,]}]}", "{\"rules\": [{\"a\": 01}]}"};
+	for (size_t i = 0; i < SG_ARRAY_SIZE(bad); i++) {
+		struct sg_err whole_err = {0}, stream_err = {0};
+		struct compared none = {.whole = NULL};
+		const struct sg_json_stream count = {"rules", compare_item, &none};
+		CHECK(sg_json_parse(bad[i], strlen(bad[i]), "t.json", &whole, &whole_err) < 0);
+		CHECK(sg_json_parse_stream(bad[i], strlen(bad[i]), "t.json", &count, &streamed_root,
+					   &stream_err) < 0);
+		CHECK_STR(stream_err.msg, whole_err.msg);
+		CHECK(none.n == 0);
+	}
+}
+
 TEST(streamed_items_with_large_arrays)
 {
 	/* an item's array larger than a quarter block has a block of its own, freed with the item
@@ -774,4 +877,5 @@ RUN_TESTS(T(positions_of_values_and_keys), T(positions_count_characters_and_skip
 	  T(depth_limit), T(syntax_errors), T(numbers_as_rfc_8259_writes_them), T(empty_input),
 	  T(lone_surrogates), T(only_json_whitespace), T(unwelcome_bytes_anywhere),
 	  T(positions_on_long_lines_of_mixed_text), T(streamed_arrays),
-	  T(streamed_items_with_large_arrays), T(large_inputs_stay_linear), T(quoting_for_messages))
+	  T(streamed_items_short_and_long_way_alike), T(streamed_items_with_large_arrays),
+	  T(large_inputs_stay_linear), T(quoting_for_messages))
