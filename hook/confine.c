@@ -322,15 +322,12 @@ bool sg_confined(void)
 	return confined;
 }
 
-int sg_confine(struct sg_err *err)
+/* Loads the filter on the calling thread, and so on the threads it starts after. */
+static int load_filter(struct sg_err *err)
 {
 	uint32_t nrs[MAX_ALLOWED];
 	struct sock_filter insns[MAX_INSNS];
 	size_t n_nrs = 0;
-
-	/* Once is enough, and a second time needs prctl and seccomp, which the filter refuses. */
-	if (confined)
-		return 0;
 
 	add_all(needed, SG_ARRAY_SIZE(needed), nrs, &n_nrs);
 #ifdef __SANITIZE_ADDRESS__
@@ -350,7 +347,23 @@ int sg_confine(struct sg_err *err)
 	    (errno != ENOSYS || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0))
 		return sg_system_error(err, errno, "seccomp: cannot load the hook's own filter: %s",
 				       strerror(errno));
+	return 0;
+}
+
+int sg_confine(struct sg_err *err)
+{
+	/* Once is enough, and a second time needs prctl and seccomp, which the filter refuses. */
+	if (confined)
+		return 0;
+	int r = load_filter(err);
+	if (r < 0)
+		return r;
 	confined = true;
 	selftest();
 	return 0;
+}
+
+int sg_confine_thread(struct sg_err *err)
+{
+	return load_filter(err);
 }

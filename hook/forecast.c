@@ -17,6 +17,7 @@ struct sg_dfa_forecast {
 	const char *text; /* until text_done */
 	size_t len;
 	const struct sg_policy *before;
+	int (*confine)(struct sg_err *err); /* the thread's first call, or NULL */
 
 	pthread_t thread;
 	bool joined;
@@ -306,7 +307,9 @@ static void wait_done(struct sg_dfa_forecast *f, const bool *done)
 static void *forecast(void *arg)
 {
 	struct sg_dfa_forecast *f = arg;
-	bool scanned = scan(f);
+	struct sg_err err = {0};
+	/* Not a byte of the untrusted text before the filter is on. */
+	bool scanned = (!f->confine || f->confine(&err) == 0) && scan(f);
 
 	f->scanned = scanned;
 	set_done(f, &f->text_done);
@@ -331,10 +334,12 @@ static void *forecast(void *arg)
 }
 
 struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
-					      const struct sg_policy *before)
+					      const struct sg_policy *before,
+					      int (*confine)(struct sg_err *err))
 {
 	struct sg_dfa_forecast *f = sg_xcalloc(1, sizeof(*f));
 
+	f->confine = confine;
 	f->text = text;
 	f->len = len;
 	f->before = before;
@@ -363,6 +368,12 @@ static void stop(struct sg_dfa_forecast *f, bool cancel)
 		atomic_store(&f->cancel, true);
 	pthread_join(f->thread, NULL);
 	f->joined = true;
+}
+
+void sg_dfa_forecast_stop(struct sg_dfa_forecast *f)
+{
+	if (f)
+		atomic_store(&f->cancel, true);
 }
 
 bool sg_dfa_forecast_take(struct sg_dfa_forecast **fp, const struct sg_dfa_input *in,

@@ -19,6 +19,7 @@
 
 #include "arena.h"
 #include "dfa.h"
+#include "err.h"
 #include "policy.h"
 
 /*
@@ -33,10 +34,13 @@ struct sg_dfa_forecast;
  * Starts forecasting the DFA of a policy set whose layers are @before (a
  * parsed policy, borrowed; NULL: none) and then the policy of @text, which
  * must stay until sg_dfa_forecast_text_done. NULL when no thread started.
- * The thread inherits the caller's confinement: confine first.
+ * The thread inherits the caller's confinement; @confine (NULL: none) is
+ * its first call, before it reads the text: sg_confine_thread where the
+ * caller is not confined yet. Where that fails, it forecasts nothing.
  */
 struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
-					      const struct sg_policy *before);
+					      const struct sg_policy *before,
+					      int (*confine)(struct sg_err *err));
 
 /* Waits until the forecast no longer reads the text (it reads it first, briefly). */
 void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f);
@@ -53,6 +57,9 @@ bool sg_dfa_forecast_take(struct sg_dfa_forecast **f, const struct sg_dfa_input 
 
 /* The taken DFA as the program reads it, once packed; NULL where the packing stopped. */
 const struct sg_dfa_packed *sg_dfa_forecast_packed(struct sg_dfa_forecast *f);
+
+/* Tells the thread to stop where it is (it checks every 64 KiB and 256 states); NULL is fine. */
+void sg_dfa_forecast_stop(struct sg_dfa_forecast *f);
 
 /* Stops the forecast (at once where it is still building) and frees it; NULL is fine. */
 void sg_dfa_forecast_free(struct sg_dfa_forecast *f);

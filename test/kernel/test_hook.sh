@@ -389,6 +389,20 @@ echo '{ "version": 1, "log": {"level": "debug", "syslog": false},
 	>"$SYSCTL_GUARD_CONFIG"
 expect "a large policy of many patterns and a baseline: its DFA forecast, its pattern denies" \
 	"0 EPERM ok the DFA was built while the policy was parsed" patterns_run
+# Another container of the same inputs: the forecast, started before they
+# are looked up, stops when they find the policy in use; nothing is parsed.
+P_BUNDLE=$BUNDLE
+container hook-p2 "$PATTERNS_P"
+in_use_run() { # the hook's exit status, what a write got, what debug said
+	state hook-p2 created "$PID" | "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/in-use.err"
+	echo $? $("$SG_IO" --cgroup "$CG" --uts write kernel/domainname x) \
+		$(grep -c "found by its inputs" "$TMPDIR_TEST/in-use.err") \
+		$(grep -c "the DFA was built" "$TMPDIR_TEST/in-use.err")
+}
+expect "the same large policy again: found in use, its forecast stopped, its pattern denies" \
+	"0 EPERM 1 0" in_use_run
+state hook-p2 stopped 0 | "$SG" hook poststop
+BUNDLE=$P_BUNDLE
 state hook-p stopped 0 | "$SG" hook poststop
 echo "$KEEP_CONFIG" >"$SYSCTL_GUARD_CONFIG"
 

@@ -202,7 +202,7 @@ TEST(a_forecast_dfa_is_the_one_the_compiler_builds)
 	for (int with_baseline = 0; with_baseline <= 1; with_baseline++) {
 		const struct sg_policy *b = with_baseline ? &baseline : NULL;
 		compile_text(b, text, len, NULL, &own);
-		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, b);
+		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, b, NULL);
 		CHECK(f != NULL);
 		compile_text(b, text, len, &f, &forecast);
 		CHECK(f == NULL && forecast.dfa_forecast != NULL); /* it went with its DFA */
@@ -241,7 +241,7 @@ TEST(a_forecast_after_a_baseline_is_taken)
 	parse_ok(base_text, base_len, &baseline);
 	add_layer(&baseline, 0, &in);
 	add_layer(&p, (uint32_t)baseline.n_rules, &in);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline, NULL);
 	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
 	CHECK(taken.config.layers[0].dfa_start != SG_DEAD_STATE);
 	CHECK(taken.config.layers[1].dfa_start != SG_DEAD_STATE);
@@ -264,7 +264,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 
 	parse_ok(text, len, &p);
 	add_layer(&p, 0, &in);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, NULL);
 	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
 	CHECK(f == NULL && taken.dfa_forecast != NULL);
 	CHECK(sg_dfa_build(&in, NULL, &built, &layer) == 0);
@@ -289,7 +289,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 		sg_dfa_input_end_layer(&other);
 		if (change == 2)
 			sg_dfa_input_end_layer(&other);
-		f = sg_dfa_forecast_start(text, len, NULL);
+		f = sg_dfa_forecast_start(text, len, NULL, NULL);
 		CHECK(f && !sg_dfa_forecast_take(&f, &other, &taken));
 		CHECK(taken.transitions == NULL && taken.n_states == 0);
 		sg_dfa_forecast_free(f);
@@ -309,7 +309,7 @@ TEST(a_forecast_of_another_text_is_not_used)
 	struct sg_compiled own, with_other;
 
 	compile_text(NULL, b, len_b, NULL, &own);
-	struct sg_dfa_forecast *f = sg_dfa_forecast_start(a, len_a, NULL);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(a, len_a, NULL, NULL);
 	CHECK(f != NULL);
 	compile_text(NULL, b, len_b, &f, &with_other);
 	CHECK(f != NULL && with_other.dfa_forecast == NULL); /* not taken: still the caller's */
@@ -321,6 +321,43 @@ TEST(a_forecast_of_another_text_is_not_used)
 	free(b);
 }
 
+static int refuse(struct sg_err *err)
+{
+	return sg_input_error(err, "no filter here");
+}
+
+static int confine_calls;
+
+static int count_call(struct sg_err *err)
+{
+	(void)err;
+	confine_calls++;
+	return 0;
+}
+
+/* The thread's first call (its filter): where it fails, nothing is forecast. */
+TEST(a_forecast_confines_its_thread_first)
+{
+	size_t len;
+	char *text = policy_text(300, 3, 9, &len);
+	struct sg_policy p;
+	struct sg_dfa_input in = {0};
+	struct sg_compiled taken = {0};
+
+	parse_ok(text, len, &p);
+	add_layer(&p, 0, &in);
+	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, refuse);
+	CHECK(f && !sg_dfa_forecast_take(&f, &in, &taken));
+	sg_dfa_forecast_free(f);
+	f = sg_dfa_forecast_start(text, len, NULL, count_call);
+	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
+	CHECK(confine_calls == 1);
+	sg_compiled_free(&taken);
+	sg_dfa_input_free(&in);
+	sg_policy_free(&p);
+	free(text);
+}
+
 /* Freed while it builds (a policy found in use, a parse that failed): it stops. */
 TEST(a_forecast_freed_at_once_stops)
 {
@@ -328,7 +365,7 @@ TEST(a_forecast_freed_at_once_stops)
 	char *text = policy_text(20000, 2, 6, &len);
 
 	for (int i = 0; i < 3; i++) {
-		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL);
+		struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, NULL);
 		CHECK(f != NULL);
 		if (i == 1)
 			sg_dfa_forecast_text_done(f);
@@ -342,4 +379,4 @@ RUN_TESTS(T(the_scan_finds_the_wildcard_names_in_rule_order),
 	  T(a_forecast_dfa_is_the_one_the_compiler_builds),
 	  T(a_forecast_is_taken_only_for_the_patterns_it_was_built_from),
 	  T(a_forecast_after_a_baseline_is_taken), T(a_forecast_of_another_text_is_not_used),
-	  T(a_forecast_freed_at_once_stops))
+	  T(a_forecast_confines_its_thread_first), T(a_forecast_freed_at_once_stops))
