@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "compile.h"
 #include "compose.h"
@@ -163,9 +164,11 @@ static void check_tamper(const uint8_t *data, size_t size, const struct sg_oci_c
 		for (size_t i = 0; list && list->type == SG_JSON_ARRAY && i < list->array.len;
 		     i++) {
 			const struct sg_json *c = list->array.items[i];
+			/* runc's names, any case as crun takes them, or their numbers */
 			if (c->type == SG_JSON_STRING &&
-			    (strcmp(c->string.text, "CAP_SYS_ADMIN") == 0 ||
-			     strcmp(c->string.text, "CAP_BPF") == 0))
+			    (strcasecmp(c->string.text, "CAP_SYS_ADMIN") == 0 ||
+			     strcasecmp(c->string.text, "CAP_BPF") == 0 ||
+			     strcmp(c->string.text, "21") == 0 || strcmp(c->string.text, "39") == 0))
 				want_caps = true;
 		}
 	}
