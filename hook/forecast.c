@@ -2,6 +2,7 @@
 #include "forecast.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -330,6 +331,7 @@ static void *forecast(void *arg)
 	}
 	/* Told before the thread ends: a join would wait for its exit too. */
 	set_done(f, &f->packing_done);
+	sched_yield(); /* to the thread that waited for it, likely on this CPU */
 	return NULL;
 }
 
