@@ -168,7 +168,8 @@ static void check_tamper(const uint8_t *data, size_t size, const struct sg_oci_c
 			if (c->type == SG_JSON_STRING &&
 			    (strcasecmp(c->string.text, "CAP_SYS_ADMIN") == 0 ||
 			     strcasecmp(c->string.text, "CAP_BPF") == 0 ||
-			     strcmp(c->string.text, "21") == 0 || strcmp(c->string.text, "39") == 0))
+			     strcmp(c->string.text, "21") == 0 ||
+			     strcmp(c->string.text, "39") == 0))
 				want_caps = true;
 		}
 	}
