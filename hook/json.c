@@ -467,18 +467,28 @@ bool sg_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
+static struct sg_json *init_value(struct sg_json *v, enum sg_json_type type, struct sg_pos pos)
+{
+	memset(v, 0, sizeof(*v));
+	v->type = type;
+	v->pos = pos;
+	return v;
+}
+
+/* A value that starts at @pos, in the tree's arena. */
+static struct sg_json *tree_value(struct builder *b, enum sg_json_type type, struct sg_pos pos)
+{
+	return init_value(
+	    sg_arena_take(&b->doc->tree, sizeof(struct sg_json), _Alignof(struct sg_json)), type,
+	    pos);
+}
+
 /* A new value that starts at @pos, in the arena (the root in the doc). */
 static struct sg_json *new_value(struct builder *b, enum sg_json_type type, struct sg_pos pos)
 {
 	if (in_stream(b))
 		b->item_start = sg_arena_mark(&b->doc->tree);
-	struct sg_json *v =
-	    b->depth == 0 ? &b->doc->root
-			  : sg_arena_take(&b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
-	memset(v, 0, sizeof(*v));
-	v->type = type;
-	v->pos = pos;
-	return v;
+	return b->depth == 0 ? init_value(&b->doc->root, type, pos) : tree_value(b, type, pos);
 }
 
 /* --- Reading: each function reads one token at b->at, or fails saying what it found. --- */
@@ -741,11 +751,6 @@ static bool read_escaped_string(struct builder *b, struct string_token *tok, con
 }
 
 /*
- * The string token at b->at (its opening quote). Most strings are plain
- * ASCII without escapes, found eight bytes at a time and left in the text;
- * the others are decoded.
- */
-/*
  * Where the plain run of the string whose opening quote is at @quote stops:
  * at its closing quote, a backslash, a control character, a byte of a UTF-8
  * sequence, or the end of the text.
@@ -774,6 +779,11 @@ static size_t plain_run_end(const struct builder *b, size_t quote)
 	return i;
 }
 
+/*
+ * The string token at b->at (its opening quote). Most strings are plain
+ * ASCII without escapes, found eight bytes at a time and left in the text;
+ * the others are decoded.
+ */
 static bool read_string(struct builder *b, struct string_token *tok, const char *what)
 {
 	const char *t = b->text;
@@ -1035,11 +1045,7 @@ static int flat_after(struct flat *f, char close)
 
 static struct sg_json *flat_node(struct flat *f, enum sg_json_type type, size_t offset)
 {
-	struct sg_json *v = sg_arena_take(&f->b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
-	memset(v, 0, sizeof(*v));
-	v->type = type;
-	v->pos = flat_pos(f, offset);
-	return v;
+	return tree_value(f->b, type, flat_pos(f, offset));
 }
 
 /* The plain string at f->at, interned as read_plain_string does; NULL for any other. */
@@ -1059,18 +1065,11 @@ static char *flat_string(struct flat *f, size_t *len)
 static struct sg_json *flat_integer(struct flat *f)
 {
 	const char *t = f->b->text;
-	const size_t start = f->at;
-	size_t i = start + (t[start] == '-');
+	const size_t start = f->at, i = number_end(f->b, start);
 	int64_t value;
 
-	if (i < f->b->len && t[i] == '0')
-		i++;
-	else if (i < f->b->len && t[i] >= '1' && t[i] <= '9')
-		i = skip_digits(f->b, i);
-	else
-		return NULL;
-	/* a fraction, an exponent, or a number run into a word: read_number's */
-	if ((i < f->b->len && is_word_char(t[i])) || !integer_literal(t + start, i - start, &value))
+	/* malformed (read_number says how), a fraction, an exponent, or too large */
+	if (!i || !integer_literal(t + start, i - start, &value))
 		return NULL;
 	struct sg_json *v = flat_node(f, SG_JSON_NUMBER, start);
 	v->number.text = sg_arena_strndup(&f->b->doc->tree, t + start, i - start);
@@ -1129,14 +1128,6 @@ static struct sg_json *flat_value(struct flat *f, unsigned depth)
 	return NULL;
 }
 
-/* strcmp(a, b) == 0 inline: a call for each pair of a rule's keys cost more than the compare. */
-static bool same_key(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
 /* The members of the object at f->at, into the item's tree; NULL where the short way ends. */
 static struct sg_json *flat_object(struct flat *f)
 {
@@ -1153,7 +1144,7 @@ static struct sg_json *flat_object(struct flat *f)
 		if (n == FLAT_MAX_MEMBERS || !flat_at(f, '"') || !(keys[n] = flat_string(f, &len)))
 			return NULL; /* an empty object too */
 		for (size_t k = 0; k < n; k++)
-			if (same_key(keys[k], keys[n]))
+			if (sg_same_word(keys[k], keys[n]))
 				return NULL; /* read_key says which */
 		key_pos[n] = flat_pos(f, key_at);
 		flat_space(f);
@@ -1198,7 +1189,7 @@ static bool read_flat_item(struct builder *b)
 /* An item of the array being read: the streamed array's objects the short way where they can. */
 static bool read_item(struct builder *b)
 {
-	if (b->stream_depth && b->depth == b->stream_depth && at_byte(b, '{') && read_flat_item(b))
+	if (in_stream(b) && at_byte(b, '{') && read_flat_item(b))
 		return true;
 	return read_value(b);
 }

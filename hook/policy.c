@@ -78,18 +78,6 @@ static int expect_type(const struct ctx *c, const struct sg_json *v, enum sg_jso
 }
 
 /*
- * strcmp(a, b) == 0, inline, for the few short words of keys and enums that
- * mostly differ in their first byte: calls of strcmp were an eighth of
- * parsing a large policy.
- */
-static inline bool same_word(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
-/*
  * Rejects keys not in @allowed (NULL-terminated), naming the ones that are;
  * puts each member at its key's index of @found, when not NULL: one pass
  * over a rule's members, not one per key (the parser let no key repeat).
@@ -99,7 +87,7 @@ static int check_keys(const struct ctx *c, const struct sg_json *object, const s
 {
 	for (size_t i = 0; i < object->object.len; i++) {
 		size_t k = 0;
-		while (allowed[k] && !same_word(allowed[k], object->object.keys[i]))
+		while (allowed[k] && !sg_same_word(allowed[k], object->object.keys[i]))
 			k++;
 		if (allowed[k]) {
 			if (found)
@@ -126,7 +114,7 @@ static int parse_enum(const struct ctx *c, const struct sg_json *v, const struct
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
-		if (same_word(v->string.text, names[i])) {
+		if (sg_same_word(v->string.text, names[i])) {
 			*out = (int)i;
 			return 0;
 		}
