@@ -824,7 +824,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 			return sg_err_copy(err, &dfa.err), dfa.r;
 	}
 	/* A forecast of other patterns (or none built) is not used: this DFA is built now. */
-	if (forecast && *forecast && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
+	if (forecast_given && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
 		int dr = build_dfa(set, &dfa_in, &c, err);
 		if (dr < 0)
 			return dr;
@@ -966,8 +966,6 @@ void sg_compiled_free(struct sg_compiled *compiled)
 
 const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c)
 {
-	if (c->dfa_packed)
-		return c->dfa_packed;
 	return c->dfa_forecast ? sg_dfa_forecast_packed(c->dfa_forecast) : NULL;
 }
 

@@ -59,11 +59,9 @@ struct sg_compiled {
 	void *transitions;
 	bool wide;
 	uint32_t *accept; /* n_states: winning rule, or SG_NO_RULE */
-	/* The DFA as the program reads it, when packed ahead; else NULL */
-	struct sg_dfa_packed *dfa_packed;
 	/*
-	 * The forecast (forecast.h) that built the DFA and packs it still, or
-	 * NULL: sg_compiled_dfa_packed waits for its packing.
+	 * The forecast (forecast.h) that built the DFA and packs it as the
+	 * program reads it (sg_compiled_dfa_packed waits for that), or NULL.
 	 */
 	struct sg_dfa_forecast *dfa_forecast;
 

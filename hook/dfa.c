@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dfa_pack.h"
 #include "name.h"
 #include "spare.h"
 #include "util.h"
@@ -923,7 +922,6 @@ static void copy_dfa_fields(struct sg_compiled *to, const struct sg_compiled *fr
 	to->transitions = from->transitions;
 	to->wide = from->wide;
 	to->accept = from->accept;
-	to->dfa_packed = from->dfa_packed;
 }
 
 void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
@@ -931,7 +929,6 @@ void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
 	copy_dfa_fields(to, from);
 	from->transitions = NULL;
 	from->accept = NULL;
-	from->dfa_packed = NULL;
 	from->n_states = 0;
 }
 
@@ -939,19 +936,14 @@ void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view)
 {
 	memset(view, 0, sizeof(*view));
 	copy_dfa_fields(view, c);
-	view->dfa_packed = NULL;
 }
 
 void sg_dfa_free(struct sg_compiled *c)
 {
 	free(c->transitions);
 	free(c->accept);
-	if (c->dfa_packed)
-		sg_dfa_packed_free(c->dfa_packed);
-	free(c->dfa_packed);
 	c->transitions = NULL;
 	c->accept = NULL;
-	c->dfa_packed = NULL;
 	c->n_states = 0;
 	c->wide = false;
 }

@@ -372,7 +372,7 @@ static void stop(struct sg_dfa_forecast *f, bool cancel)
 	f->joined = true;
 }
 
-void sg_dfa_forecast_stop(struct sg_dfa_forecast *f)
+void sg_dfa_forecast_cancel(struct sg_dfa_forecast *f)
 {
 	if (f)
 		atomic_store(&f->cancel, true);

@@ -59,7 +59,7 @@ bool sg_dfa_forecast_take(struct sg_dfa_forecast **f, const struct sg_dfa_input 
 const struct sg_dfa_packed *sg_dfa_forecast_packed(struct sg_dfa_forecast *f);
 
 /* Tells the thread to stop where it is (it checks every 64 KiB and 256 states); NULL is fine. */
-void sg_dfa_forecast_stop(struct sg_dfa_forecast *f);
+void sg_dfa_forecast_cancel(struct sg_dfa_forecast *f);
 
 /* Stops the forecast (at once where it is still building) and frees it; NULL is fine. */
 void sg_dfa_forecast_free(struct sg_dfa_forecast *f);

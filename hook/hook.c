@@ -121,7 +121,7 @@ static int make_for_guard(void *arg, const struct sg_siphash8 *key_start,
 static void found_for_guard(void *arg)
 {
 	struct hook_ctx *h = arg;
-	sg_dfa_forecast_stop(h->src.forecast);
+	sg_dfa_forecast_cancel(h->src.forecast);
 }
 
 static bool wants_learning(const struct hook_ctx *h)
