@@ -41,21 +41,27 @@ const volatile struct sg_program_config program_config = {};
 	} name SEC(".maps")
 
 /*
- * The hashed tables' values are given as words: clang's BTF names a struct
- * used only here without its size, and libbpf needs the size.
+ * Inner maps' values are never given as structs. The loader makes a policy's
+ * maps without BTF, and before 6.2 the kernel's inner-map check
+ * (bpf_map_meta_equal) compares where a map's value keeps a bpf_timer:
+ * "none found" for a struct described by BTF, "not looked for" without BTF,
+ * so each outer-map update of a policy's map failed with EINVAL (6.1). A
+ * value that is an array is not searched either way. Words for the hashed
+ * tables: clang's BTF names a struct used only here without its size.
  */
 #define SG_WORDS_OF(type) __u64[sizeof(type) / sizeof(__u64)]
+#define SG_BYTES_OF(type) __u8[sizeof(type)]
 SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     SG_WORDS_OF(struct sg_exact_bucket));
 SG_OUTER_MAP(policy_exact_long, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
 SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     __u32[SG_DFA_ELEMENT_WORDS]);
 SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     struct sg_rule_entry);
+	     SG_BYTES_OF(struct sg_rule_entry));
 SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
 	     SG_WORDS_OF(struct sg_value_bucket));
 SG_OUTER_MAP(policy_texts, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     struct sg_rule_text);
+	     SG_BYTES_OF(struct sg_rule_text));
 SG_OUTER_MAP(policy_counters, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP, __u32, __u64);
 
 /* The key policies are named under on this node (userspace only: tables.c). */

@@ -48,11 +48,10 @@ static bool compiled_audits(const struct sg_compiled *compiled)
 
 int sg_probe_kernel(bool *rewrite_works, struct sg_err *err)
 {
-	if (!sg_probe_sysctl_hook())
-		return sg_system_error(
-		    err, EOPNOTSUPP,
-		    "this kernel cannot load BPF_PROG_TYPE_CGROUP_SYSCTL programs "
-		    "(needs Linux 5.2+ with CONFIG_CGROUP_BPF)");
+	const char *missing = sg_probe_missing_feature();
+	if (missing)
+		return sg_unsupported_error(err, EOPNOTSUPP, "this kernel lacks %s, which guarding needs",
+				       missing);
 	return sg_probe_rewrite(rewrite_works, err);
 }
 
@@ -70,8 +69,9 @@ void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works)
 	for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
 		const struct sg_rule_entry *e = &compiled->rules[i];
 		if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
-			sg_warning("this kernel ignores bpf_sysctl_set_new_value() (fixed in "
-				   "6.12.96 and 6.18.39): rewrite and clamp rules deny instead");
+			sg_warning("this kernel ignores bpf_sysctl_set_new_value() (the stable "
+				   "kernels 6.1.192, 6.12.96 and 6.18.39 have the fix): rewrite and "
+				   "clamp rules deny instead");
 			return;
 		}
 	}

@@ -61,6 +61,12 @@ struct shown_guard {
 	int cgroup_error; /* why cgroup is "": -ESTALE when the cgroup is gone */
 };
 
+/* Rewrite and clamp rules deny: the kernel ignores bpf_sysctl_set_new_value(). */
+static bool degraded(const struct shown_guard *g)
+{
+	return !g->st.meta.rewrite_works && sg_guard_policy_rewrites(&g->st.meta);
+}
+
 static void print_guard_json(const struct shown_guard *g, bool first)
 {
 	const struct sg_guard_status *st = &g->st;
@@ -79,10 +85,11 @@ static void print_guard_json(const struct shown_guard *g, bool first)
 	printf(", \"policy\": ");
 	sg_json_write_string(stdout, st->meta.description);
 	printf(", \"policy_hash\": \"%s\", \"program\": \"%s\", \"mode\": \"%s\", "
-	       "\"attached_at\": %llu, \"attached\": %s, \"rewrite_works\": %s, \"counters\": {",
+	       "\"attached_at\": %llu, \"attached\": %s, \"rewrite_works\": %s, \"degraded\": %s, "
+	       "\"counters\": {",
 	       st->meta.policy_key, st->meta.program_key, mode_text(&st->meta),
 	       (unsigned long long)st->meta.attached_at, st->link_alive ? "true" : "false",
-	       st->meta.rewrite_works ? "true" : "false");
+	       st->meta.rewrite_works ? "true" : "false", degraded(g) ? "true" : "false");
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
 		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
 		       (unsigned long long)totals[v]);
@@ -117,7 +124,9 @@ static void cgroup_column(const struct shown_guard *g, char out[PATH_MAX])
 static const char *health(const struct shown_guard *g)
 {
 	if (g->st.link_alive)
-		return "";
+		return degraded(g) ? " (degraded: this kernel ignores rewrites; rewrite and clamp "
+				     "rules deny)"
+				   : "";
 	/* Only the kernel's word that the cgroup is gone says so: any other failure may hide one.
 	 */
 	return g->cgroup_error == -ESTALE
@@ -143,7 +152,7 @@ static void print_guard_row(const struct shown_guard *g, int width, bool per_rul
 	       health(g));
 	if (!per_rule)
 		return;
-	if (!st->meta.rewrite_works && sg_guard_policy_rewrites(&st->meta))
+	if (degraded(g))
 		printf("    this kernel ignores bpf_sysctl_set_new_value(): the policy's rewrite "
 		       "and clamp rules deny instead\n");
 	if (dropped_events(st))

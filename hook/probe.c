@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -28,7 +29,8 @@
  * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 [slow_outer_at=S
  * slow_outer_hold=S]" records it. The two load probes cost the hook four
  * program verifications (some 200 us) per run, so they are cached with the
- * rewrite probe. rewrite= stays the first field: older binaries read only
+ * rewrite probe (sysctl_hook= says whether the kernel has every feature
+ * guarding needs). rewrite= stays the first field: older binaries read only
  * that one.
  */
 enum {
@@ -174,15 +176,58 @@ static int fact_of(int probe_result)
 	return probe_result == 0 || probe_result == 1 ? probe_result : FACT_FAILED;
 }
 
-bool sg_probe_sysctl_hook(void)
+/* A kernel before 5.10 refuses the flag: an inner array's size was its template's. */
+static int probe_inner_map_flag(void)
+{
+	int fd = sg_map_create(BPF_MAP_TYPE_ARRAY, "sg_probe", 4, 4, 1, BPF_F_INNER_MAP);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EINVAL ? 0 : -errno;
+}
+
+static int probe_sysctl_programs(void)
+{
+	return libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SYSCTL, NULL);
+}
+
+static int probe_ring_buffers(void)
+{
+	if (sg_injected_fault("no_ringbuf"))
+		return 0;
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
+}
+
+/* What guarding needs of the kernel, oldest first, each with the release that brought it. */
+static const struct {
+	const char *what;
+	int (*probe)(void);
+} needed_features[] = {
+    {"BPF_PROG_TYPE_CGROUP_SYSCTL programs (Linux 5.2 with CONFIG_CGROUP_BPF)",
+     probe_sysctl_programs},
+    {"BPF ring buffers (Linux 5.8)", probe_ring_buffers},
+    {"inner maps sized each their own, BPF_F_INNER_MAP (Linux 5.10)", probe_inner_map_flag},
+};
+
+const char *sg_probe_missing_feature(void)
 {
 	facts_load();
-	if (facts.sysctl_hook == FACT_UNKNOWN) {
-		facts.sysctl_hook =
-		    fact_of(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SYSCTL, NULL));
+	if (facts.sysctl_hook == 1 && !sg_injected_fault("no_ringbuf"))
+		return NULL;
+	int answer = 1;
+	const char *missing = NULL;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(needed_features) && answer == 1; i++) {
+		answer = fact_of(needed_features[i].probe());
+		if (answer != 1)
+			missing = needed_features[i].what;
+	}
+	/* The test seam's answer is this process's only: the cache keeps the kernel's. */
+	if (!sg_injected_fault("no_ringbuf")) {
+		facts.sysctl_hook = answer;
 		facts_store();
 	}
-	return facts.sysctl_hook == 1;
+	return missing;
 }
 
 bool sg_probe_task_helpers(void)

@@ -14,8 +14,12 @@
 #define SG_RUN_DIR     "/run/sysctl-guard"
 #define SG_PROBE_CACHE SG_RUN_DIR "/probe"
 
-/* The kernel can load BPF_PROG_TYPE_CGROUP_SYSCTL programs. */
-bool sg_probe_sysctl_hook(void);
+/*
+ * The first feature guarding needs that this kernel lacks, as a phrase naming
+ * it and the Linux release that brought it ("BPF ring buffers (Linux 5.8)"),
+ * or NULL when it has them all (cached as sysctl_hook=).
+ */
+const char *sg_probe_missing_feature(void);
 
 /* Events can carry pid, comm and the task's cgroup (helpers allowed for this program type). */
 bool sg_probe_task_helpers(void);

@@ -59,7 +59,7 @@ expect "a hash table that cannot be laid out: exit status 2, said so" "2 yes" sh
 expect "a hash table that cannot be laid out: nothing attached" "0" programs_on "$CG"
 expect "a hash table that cannot be laid out: no staging left (guard, policy)" "0 0" staging_both
 expect "the large policy attaches after its failures and denies" "EPERM" sh -c \
-	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+	"\"$SG\" attach --cgroup \"$CG\" --policy \"$BIG\" >/dev/null 2>&1 && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 "$SG" detach --cgroup "$CG" >/dev/null
 
 # A policy of many patterns: the DFA's table failing fails the attach with
@@ -88,7 +88,7 @@ expect "and no staging left (guard, policy)" "0 0" staging_both
 # updates itself, waits included, and the guard is the same.
 NO_PLACER=$(big_policy no_placer "{ \"name\": \"kernel.sg_no_placer_$$\", \"access\": \"none\" }")
 expect "without a placer, a new policy is placed by the hook itself and denies" "EPERM" sh -c \
-	"SYSCTL_GUARD_FAULT=placer \"$SG\" attach --cgroup \"$CG\" --policy \"$NO_PLACER\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+	"SYSCTL_GUARD_FAULT=placer \"$SG\" attach --cgroup \"$CG\" --policy \"$NO_PLACER\" >/dev/null 2>&1 && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 expect "without a placer: no staging left (guard, policy)" "0 0" staging_both
 "$SG" detach --cgroup "$CG" >/dev/null
 
@@ -96,7 +96,7 @@ expect "without a placer: no staging left (guard, policy)" "0 0" staging_both
 # that the hook makes them quicker itself): the same guard.
 TASKS=$(big_policy tasks "{ \"name\": \"kernel.sg_tasks_$$\", \"access\": \"none\" }")
 expect "placed by the placer's tasks, a new policy denies" "EPERM" sh -c \
-	"SYSCTL_GUARD_FAULT=placer_tasks \"$SG\" attach --cgroup \"$CG\" --policy \"$TASKS\" >/dev/null && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
+	"SYSCTL_GUARD_FAULT=placer_tasks \"$SG\" attach --cgroup \"$CG\" --policy \"$TASKS\" >/dev/null 2>&1 && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
 expect "placed by tasks: no staging left (guard, policy)" "0 0" staging_both
 "$SG" detach --cgroup "$CG" >/dev/null
 

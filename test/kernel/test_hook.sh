@@ -82,8 +82,13 @@ UNIQUE_POLICY=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.
 container hook-f "$UNIQUE_POLICY"
 unsupported() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$1" "$TMPDIR_TEST/f.err")"; }
 expect "a kernel failure stops the container (exit 2)" "2 1" unsupported "error: the kernel refused"
+# A kernel without a feature guarding needs: the hook names it (a fault
+# stands in for a kernel before 5.8; the matrix's oldest is 6.1).
+lacking() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=no_ringbuf "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$1" "$TMPDIR_TEST/f.err")"; }
+expect "a kernel lacking a feature stops the container (exit 2), naming it" "2 1" lacking "lacks BPF ring buffers (Linux 5.8)"
 echo '{ "version": 1, "on_unsupported": "skip" }' >"$SYSCTL_GUARD_CONFIG"
 expect "on_unsupported: skip lets it run unguarded, with a warning" "0 1" unsupported "warning: .*unguarded"
+expect "... and so does a kernel lacking a feature" "0 1" lacking "warning: .*lacks BPF ring buffers.*unguarded"
 # skip is for a kernel that cannot guard at all, not for a failure on the way.
 failing() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime >/dev/null 2>&1; echo $?; }
 expect "... but not a table that cannot be filled, a pin or a rename that fails: exit 2 each" "2 2 2" \
