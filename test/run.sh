@@ -3,14 +3,17 @@
 # Installs what is missing, builds, runs every suite (again under ASan+UBSan,
 # and in the musl build that is deployed), and ends with one line: N passed,
 # M failed, K skipped.
-# Usage: sudo ./test/run.sh [SUITE...]   (default: unit kernel oci fuzz)
+# Usage: sudo ./test/run.sh [SUITE...]   (default: unit kernel oci fuzz vm)
+# vm is the kernel matrix: the kernel suite on each supported kernel under
+# qemu (test/vm/run.sh), each kernel's results counted in the summary.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 PACKAGES="libbpf-dev libelf-dev zlib1g-dev libyajl-dev libseccomp-dev clang llvm bpftool
 meson ninja-build pkg-config python3 python3-jsonschema iproute2
-runc crun podman busybox-static libclang-rt-14-dev valgrind musl-dev gperf dpkg-dev make"
+runc crun podman busybox-static libclang-rt-14-dev valgrind musl-dev gperf dpkg-dev make
+qemu-system-x86"
 
 install_missing() {
 	local missing=()
@@ -79,7 +82,7 @@ run_under_valgrind() {
 }
 
 SUITES=("$@")
-[ ${#SUITES[@]} = 0 ] && SUITES=(unit kernel oci fuzz)
+[ ${#SUITES[@]} = 0 ] && SUITES=(unit kernel oci fuzz vm)
 
 install_missing
 # What this run leaves on the node is removed at the end, if it was not there before.
@@ -103,7 +106,7 @@ fi
 # Only suites that exist in this tree.
 EXISTING=()
 for s in "${SUITES[@]}"; do
-	[ "$s" = fuzz ] && continue # built and run below, in build-fuzz
+	[ "$s" = fuzz ] || [ "$s" = vm ] && continue # run below
 	meson test -C build --list --suite "$s" >/dev/null 2>&1 && [ -n "$(meson test -C build --list --suite "$s" 2>/dev/null)" ] && EXISTING+=("$s")
 done
 [ ${#EXISTING[@]} -gt 0 ] && run_suites build "${EXISTING[@]}"
@@ -125,7 +128,7 @@ fi
 # sources (build-aux/musl-deps.sh).
 # Without the distribution's source packages (an offline mirror) the musl
 # suites are skipped, and said so; a build that fails is a failure.
-if [ ${#EXISTING[@]} -gt 0 ]; then
+if [ ${#EXISTING[@]} -gt 0 ] || [[ " ${SUITES[*]} " == *" vm "* ]]; then
 	build-aux/musl-deps.sh build-deps/musl
 	deps=$?
 	if [ $deps = 77 ]; then
@@ -133,11 +136,21 @@ if [ ${#EXISTING[@]} -gt 0 ]; then
 		SKIPPED=$((SKIPPED + 1))
 	elif [ $deps = 0 ] && setup build-musl --native-file build-deps/musl/native.ini &&
 		ninja -C build-musl; then
-		run_suites build-musl "${EXISTING[@]}"
+		[ ${#EXISTING[@]} -gt 0 ] && run_suites build-musl "${EXISTING[@]}"
 	else
 		echo "musl build failed"
 		FAILED=$((FAILED + 1))
 	fi
+fi
+
+# The kernel matrix, with the binary that is deployed (the static musl build
+# where there is one).
+if [[ " ${SUITES[*]} " == *" vm "* ]]; then
+	VM_BUILD=build
+	[ -x build-musl/sysctl-guard ] && VM_BUILD=build-musl
+	test/vm/run.sh "$VM_BUILD" | tee "$VM_BUILD/vm.log"
+	read -r p f s < <(tail -n 1 "$VM_BUILD/vm.log" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
+	PASSED=$((PASSED + ${p:-0})) FAILED=$((FAILED + ${f:-1})) SKIPPED=$((SKIPPED + ${s:-0}))
 fi
 
 # The unit tests under valgrind (memcheck): leaks and uninitialised reads.

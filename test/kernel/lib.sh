@@ -47,6 +47,10 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# rewrites_ignored: this kernel ignores bpf_sysctl_set_new_value(), as the
+# hook's probe found (it has run once an attach or a hook has).
+rewrites_ignored() { grep -q 'rewrite=0' /run/sysctl-guard/probe 2>/dev/null; }
+
 # policy NAME JSON: writes a policy file and prints its path.
 policy() {
 	local file="$TMPDIR_TEST/$1.json"

@@ -268,8 +268,11 @@ expect "learning beside a clamp: the clamped write is left out, the one within r
 net.core.somaxconn read-write ['200']" python3 -c \
 	'import json, sys
 for r in json.load(open(sys.argv[1]))["rules"]: print(r["name"], r["access"], r.get("values"))' "$TMPDIR_TEST/clamp.json"
-expect "... learn names both on stderr" 'rewritten or clamped: write net.core.somaxconn "5"
- kernel.domainname' sh -c "grep -o 'rewritten or clamped: write net.core.somaxconn \"5\"' \"$TMPDIR_TEST/clamp.err\"; grep -A1 'cannot list' \"$TMPDIR_TEST/clamp.err\" | tail -1 | grep -o ' kernel.domainname'"
+# Where the kernel ignores rewrites the clamp is a denial (test_rewrite.sh).
+CLAMPED="rewritten or clamped"
+rewrites_ignored && CLAMPED="denied"
+expect "... learn names both on stderr" "$CLAMPED: write net.core.somaxconn \"5\"
+ kernel.domainname" sh -c "grep -o '$CLAMPED: write net.core.somaxconn \"5\"' \"$TMPDIR_TEST/clamp.err\"; grep -A1 'cannot list' \"$TMPDIR_TEST/clamp.err\" | tail -1 | grep -o ' kernel.domainname'"
 state "learnclamp-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
 expect "... and poststop forgot its record" "0" seen_records "$(stat -c %i "$CG")"
 # A guard that went without a word (its pins removed by hand, say) leaves its
@@ -414,7 +417,7 @@ echo "$KEEP_CONFIG" >"$SYSCTL_GUARD_CONFIG"
 # The hook under valgrind's memcheck: no memory errors, no definite leaks.
 # A static binary hides its allocations from memcheck: its dynamic twin runs.
 VG_SG=${SG_DYNAMIC:-$SG}
-if can_valgrind "$VG_SG"; then
+if outside_matrix "memcheck of the hook" && can_valgrind "$VG_SG"; then
 	SUPP=$(dirname "$0")/../valgrind.supp
 	container hook-v "$RO"
 	memcheck_hook() {
@@ -428,9 +431,12 @@ if can_valgrind "$VG_SG"; then
 	expect "memcheck: the hook's createRuntime and poststop are clean" "0 0" memcheck_hook
 fi
 
-# 100 hooks for 100 containers at once, each with a policy of its own.
+# 100 hooks for 100 containers at once, each with a policy of its own
+# (10 in the kernel matrix: its emulated CPU takes some 50 times as long).
+MANY=100
+outside_matrix "100 hooks at once" || MANY=10
 declare -A CGS
-for i in $(seq 1 100); do
+for i in $(seq 1 $MANY); do
 	# A policy of its own for each: even ones read-only, odd ones writable.
 	if [ $((i % 2)) = 0 ]; then default=read; else default=read-write; fi
 	# printf, not python3: python3 starts in 0.35 s here, a hundred of them half this test.
@@ -441,7 +447,7 @@ for i in $(seq 1 100); do
 	cp "$BUNDLE/config.json" "$TMPDIR_TEST/config-$i"
 done
 HOOKS=()
-for i in $(seq 1 100); do
+for i in $(seq 1 $MANY); do
 	"$SG" hook createRuntime <"$TMPDIR_TEST/state-$i" >"$TMPDIR_TEST/out-$i" 2>&1 &
 	HOOKS+=($!)
 done
@@ -451,20 +457,20 @@ for i in "${!HOOKS[@]}"; do
 	failed=$((failed + 1))
 	echo "hook $((i + 1)) failed: $(cat "$TMPDIR_TEST/out-$((i + 1))")" >&2
 done
-expect "100 concurrent hooks all succeed" "0" echo "$failed"
+expect "$MANY concurrent hooks all succeed" "0" echo "$failed"
 bad=0
-for i in $(seq 1 100); do
+for i in $(seq 1 $MANY); do
 	got=$(write_in "${CGS[$i]}")
 	if [ $((i % 2)) = 0 ] && [ "$got" != EPERM ]; then bad=$((bad + 1)); fi
 	if [ $((i % 2)) = 1 ] && [ "$got" != ok ]; then bad=$((bad + 1)); fi
 done
-expect "each of the 100 containers has its own policy, no crosstalk" "0" echo "$bad"
-expect "one guard per container" "100" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+expect "each of the $MANY containers has its own policy, no crosstalk" "0" echo "$bad"
+expect "one guard per container" "$MANY" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 # Leftovers of these hooks, finished: others' may be mid-attach, and other
 # tests make staging directories of dead pids on purpose (test_gc, test_faults).
 dead_staging() {
 	local ids=" " i d pid
-	for i in $(seq 1 100); do ids+="$(stat -c %i "${CGS[$i]}") "; done
+	for i in $(seq 1 $MANY); do ids+="$(stat -c %i "${CGS[$i]}") "; done
 	for d in $(ls /sys/fs/bpf/sysctl-guard | grep '^staging-'); do
 		pid=${d#staging-}
 		[[ $ids == *" ${pid#*-} "* ]] || continue
@@ -472,10 +478,10 @@ dead_staging() {
 	done | grep -c .
 }
 expect "no staging directory left" "0" dead_staging
-for i in $(seq 1 100); do
+for i in $(seq 1 $MANY); do
 	printf '{"id": "many-%s", "status": "stopped", "pid": 0, "bundle": "/"}' "$i" | "$SG" hook poststop
 done
-expect "poststop removed all 100" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
+expect "poststop removed all $MANY" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 
 # SIGKILL at any moment of a hook making a new large policy: its placer
 # (forked before the policy is parsed, placer.h) goes with it, and what is
@@ -491,7 +497,9 @@ print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": r
 # Live processes of the session (not zombies: this init may reap orphans late or never).
 left_in_session() { sleep 0.5; ps -o stat= -s "$1" | grep -vc '^Z'; }
 killed_ok=0
-for delay in 0 0.004 0.008 0.012 0.016 0.024 0.032 0.05 0.08; do
+DELAYS="0 0.004 0.008 0.012 0.016 0.024 0.032 0.05 0.08"
+outside_matrix "hooks killed at nine moments" || DELAYS=""
+for delay in $DELAYS; do
 	container "hook-kill-$delay" "$(big_inline "$$-$delay")"
 	state "hook-kill-$delay" created "$PID" >"$TMPDIR_TEST/kill-state"
 	setsid sh -c "exec \"$SG\" hook createRuntime <\"$TMPDIR_TEST/kill-state\" >/dev/null 2>&1" &
@@ -506,7 +514,9 @@ for delay in 0 0.004 0.008 0.012 0.016 0.024 0.032 0.05 0.08; do
 	[ "$left" = 0 ] || echo "hook killed after ${delay}s: $left of its processes left" >&2
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 done
-expect "a hook killed at any moment leaves no placer behind, and a guard whole or none" "9" \
-	echo "$killed_ok"
-expect "... and no staging directory" "0" dead_staging
+if [ -n "$DELAYS" ]; then
+	expect "a hook killed at any moment leaves no placer behind, and a guard whole or none" "9" \
+		echo "$killed_ok"
+	expect "... and no staging directory" "0" dead_staging
+fi
 finish

@@ -16,7 +16,7 @@ WARNINGS=$("$SG" attach --cgroup "$CG" --policy "$P" 2>&1) || {
 	echo "FAIL: attach: $WARNINGS"
 	exit 1
 }
-grep -q 'rewrite=0' /run/sysctl-guard/probe && REWRITES=ignored || REWRITES=works
+rewrites_ignored && REWRITES=ignored || REWRITES=works
 # In the kernel matrix the kernel's known answer is given (test/vm/run.sh):
 # the probe must find it.
 if [ -n "${SG_VM_REWRITE:-}" ]; then

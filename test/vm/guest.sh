@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs in the guest (test/vm/run.sh): the kernel suite's tests, one at a time,
 # with the environment meson gives them (test/meson.build), each between
-# "sg-vm: begin NAME" and "sg-vm: result NAME STATUS" on the console.
+# "sg-vm: begin NAME" and "sg-vm: result NAME STATUS SECONDS" on the console,
+# its lines prefixed with the seconds since it began.
 #
 #   test/vm/guest.sh BUILD_DIR TEST...
 set -u
@@ -10,10 +11,19 @@ BUILD=$1
 shift
 export SG=$BUILD/sysctl-guard SG_DYNAMIC=$BUILD/sysctl-guard-dynamic
 export SG_IO=$BUILD/test/sysctl_io SYSCTL_GUARD_CONFINE=strict
+# The tests leave what checks our own code alone to the host's run (lib.sh).
+export SG_MATRIX=1
+
+# stamped START: each line read, after the seconds since START.
+stamped() {
+	local line
+	while IFS= read -r line; do printf '%4d %s\n' $((SECONDS - $1)) "$line"; done
+}
 
 echo "sg-vm: kernel $(uname -r), expected rewrites: ${SG_VM_REWRITE:-?}"
 for name in "$@"; do
 	echo "sg-vm: begin $name"
-	timeout 600 "test/kernel/test_$name.sh" 2>&1
-	echo "sg-vm: result $name $?"
+	start=$SECONDS
+	timeout 900 "test/kernel/test_$name.sh" 2>&1 | stamped $start
+	echo "sg-vm: result $name ${PIPESTATUS[0]} $((SECONDS - start))"
 done

@@ -137,7 +137,7 @@ boot() {
 		rm -f "$initrd"
 		return 1
 	}
-	timeout 1500 qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
+	timeout 1500 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 1536 \
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$kdir/vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off" \
@@ -155,42 +155,35 @@ guest_command() {
 		"$ROOT" "$1" "$2" "$BUILD" "$KERNEL_TESTS"
 }
 
-PASSED=0 FAILED=0 SKIPPED=0
-# run_kernel KERNEL PACKAGE REWRITE: boots it, runs the tests, counts them.
+# run_kernel KERNEL KDIR REWRITE: boots it, runs the tests; prints each
+# failure with its output and, last, "vm KERNEL: N passed, M failed, K skipped".
 run_kernel() {
-	local kernel=$1 pkg=$2 rewrite=$3 kdir log p=0 f=0 s=0 r name result
-	log=$LOGS/$kernel.log
-	kdir=$(fetch "$kernel" "$pkg")
-	r=$?
-	if [ $r = 77 ]; then
-		echo "vm $kernel: 0 passed, 0 failed, 1 skipped (the kernel could not be downloaded)"
-		SKIPPED=$((SKIPPED + 1))
-		return
-	elif [ $r != 0 ]; then
-		echo "vm $kernel: 0 passed, 1 failed, 0 skipped (the kernel could not be unpacked)"
-		FAILED=$((FAILED + 1))
-		return
-	fi
-	local start=$SECONDS
+	local kernel=$1 kdir=$2 rewrite=$3 log=$LOGS/$1.log p=0 f=0 s=0 start=$SECONDS name result secs
 	if ! boot "$kdir" "$(guest_command "$kernel" "$rewrite")" "$log"; then
-		echo "vm $kernel: the guest did not finish; its console:"
+		echo "vm $kernel: the guest did not finish; the end of its console:"
 		tail -n 40 "$log" | sed 's/^/    /'
 		f=1
 	fi
-	while read -r _ _ name result; do
+	while read -r _ _ name result secs; do
 		case $result in
 		0) p=$((p + 1)) ;;
-		77) s=$((s + 1)) ;;
+		77)
+			s=$((s + 1))
+			echo "vm $kernel: skip $name: $(test_output "$name" "$log" | grep -m1 'SKIP:')"
+			;;
 		*)
 			f=$((f + 1))
-			echo "vm $kernel: FAIL $name (exit $result):"
-			sed -n "/^sg-vm: begin $name\$/,/^sg-vm: result $name /p" "$log" | sed 's/^/    /'
+			echo "vm $kernel: FAIL $name (exit $result, $secs s):"
+			test_output "$name" "$log" | sed 's/^/    /'
 			;;
 		esac
-		[ "$result" = 77 ] && echo "vm $kernel: skip $name: $(sed -n "/^sg-vm: begin $name\$/,/^sg-vm: result $name /p" "$log" | grep -m1 -i skip)"
 	done < <(grep '^sg-vm: result ' "$log")
 	echo "vm $kernel: $p passed, $f failed, $s skipped ($((SECONDS - start)) s; console: $log)"
-	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+}
+
+# test_output NAME LOG: what test NAME printed in the guest.
+test_output() {
+	sed -n "/^sg-vm: begin $1\$/,/^sg-vm: result $1 /p" "$2"
 }
 
 command -v qemu-system-x86_64 >/dev/null || {
@@ -201,14 +194,41 @@ command -v qemu-system-x86_64 >/dev/null || {
 [ -x "$BUILD/sysctl-guard" ] || die "$BUILD/sysctl-guard is not built"
 mkdir -p "$LOGS"
 
+# Fetched one after another, booted $SG_VM_JOBS at a time (TCG runs a guest
+# CPU on a host thread).
+PASSED=0 FAILED=0 SKIPPED=0
+JOBS=${SG_VM_JOBS:-$(nproc)}
 WANTED=("$@")
+RAN=()
 while read -r kernel pkg rewrite; do
 	[ -n "$kernel" ] || continue
 	if [ ${#WANTED[@]} -gt 0 ] && [[ " ${WANTED[*]} " != *" $kernel "* ]]; then
 		continue
 	fi
-	run_kernel "$kernel" "$pkg" "$rewrite"
+	kdir=$(fetch "$kernel" "$pkg")
+	case $? in
+	0) ;;
+	77)
+		echo "vm $kernel: 0 passed, 0 failed, 1 skipped (the kernel could not be downloaded)" >"$LOGS/$kernel.report"
+		RAN+=("$kernel")
+		continue
+		;;
+	*)
+		echo "vm $kernel: 0 passed, 1 failed, 0 skipped (the kernel could not be unpacked)" >"$LOGS/$kernel.report"
+		RAN+=("$kernel")
+		continue
+		;;
+	esac
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+	run_kernel "$kernel" "$kdir" "$rewrite" >"$LOGS/$kernel.report" 2>&1 &
+	RAN+=("$kernel")
 done <<<"$MATRIX"
+wait
 
+for kernel in "${RAN[@]}"; do
+	cat "$LOGS/$kernel.report"
+	read -r p f s < <(tail -n 1 "$LOGS/$kernel.report" | sed -E 's/^vm [^:]*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/')
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+done
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" = 0 ]
