@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
@@ -179,7 +180,8 @@ static int fact_of(int probe_result)
 /* A kernel before 5.10 refuses the flag: an inner array's size was its template's. */
 static int probe_inner_map_flag(void)
 {
-	int fd = sg_map_create(BPF_MAP_TYPE_ARRAY, "sg_probe", 4, 4, 1, BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sg_probe", 4, 4, 1, &opts);
 	if (fd >= 0) {
 		close(fd);
 		return 1;
