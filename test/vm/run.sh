@@ -163,11 +163,8 @@ guest_command() {
 # failure with its output and, last, "vm KERNEL: N passed, M failed, K skipped".
 run_kernel() {
 	local kernel=$1 kdir=$2 rewrite=$3 log=$LOGS/$1.log p=0 f=0 s=0 start=$SECONDS name result secs
-	if ! boot "$kdir" "$(guest_command "$kernel" "$rewrite")" "$log"; then
-		echo "vm $kernel: the guest did not finish; the end of its console:"
-		tail -n 40 "$log" | sed 's/^/    /'
-		f=1
-	fi
+	boot "$kdir" "$(guest_command "$kernel" "$rewrite")" "$log" ||
+		echo "vm $kernel: the guest did not finish (timed out or crashed)"
 	while read -r _ _ name result secs; do
 		case $result in
 		0) p=$((p + 1)) ;;
@@ -182,6 +179,13 @@ run_kernel() {
 			;;
 		esac
 	done < <(grep '^sg-vm: result ' "$log")
+	# A test the guest never reported (it stopped early) is a failure.
+	local missing=$(($(wc -w <<<"$TESTS") - p - f - s))
+	if [ "$missing" -gt 0 ]; then
+		echo "vm $kernel: $missing tests did not run; the end of the console:"
+		tail -n 20 "$log" | sed 's/^/    /'
+		f=$((f + missing))
+	fi
 	echo "vm $kernel: $p passed, $f failed, $s skipped ($((SECONDS - start)) s; console: $log)"
 }
 
