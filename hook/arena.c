@@ -4,31 +4,26 @@
 #include <assert.h>
 #include <stdalign.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "bigmem.h"
 #include "util.h"
 
-/* Sizes of the mappings, header included (a block of 32 KiB + its header would map 36). */
+struct sg_arena_block {
+	struct sg_arena_block *prev;
+	size_t used, cap; /* bytes of data */
+	max_align_t data[];
+};
+
+/* Sizes of the blocks, header included. */
 enum { FIRST_BLOCK = 32 << 10, LARGEST_BLOCK = 1 << 20, OWN_BLOCK_OVER = LARGEST_BLOCK / 4 };
 
-/* A block of @bytes mapped, for @bytes less its header of data. */
+/* A block of @bytes, for @bytes less its header of data. */
 static struct sg_arena_block *new_block(size_t bytes, struct sg_arena_block *prev)
 {
-	struct sg_arena_block *blk = sg_bigmem_alloc(bytes);
-	if (!blk)
-		blk = sg_xmap(bytes);
+	struct sg_arena_block *blk = sg_xmalloc(bytes);
 	blk->prev = prev;
+	blk->used = 0;
 	blk->cap = bytes - sizeof(*blk);
 	return blk;
-}
-
-static void unmap_block(struct sg_arena_block *blk)
-{
-	if (sg_bigmem_owns(blk))
-		sg_bigmem_free(blk);
-	else
-		munmap(blk, sizeof(*blk) + blk->cap);
 }
 
 /* Twice the last block, up to LARGEST_BLOCK, and room for @size (at most OWN_BLOCK_OVER). */
@@ -43,12 +38,16 @@ static size_t next_block_bytes(const struct sg_arena_block *last, size_t size)
 	return bytes;
 }
 
-void *sg_arena_take_new(struct sg_arena *a, size_t size, size_t align)
+void *sg_arena_take(struct sg_arena *a, size_t size, size_t align)
 {
-	/* Checked here, where every arena starts: a new block's data is max_align_t-aligned. */
 	assert(align && (align & (align - 1)) == 0 && align <= alignof(max_align_t));
 	struct sg_arena_block *blk = a->blocks;
+	size_t at = blk ? (blk->used + align - 1) & ~(align - 1) : 0;
 
+	if (blk && at + size <= blk->cap) {
+		blk->used = at + size;
+		return (char *)blk->data + at;
+	}
 	if (size > OWN_BLOCK_OVER) {
 		a->large = new_block(sizeof(*a->large) + size, a->large);
 		a->large->used = size;
@@ -72,10 +71,7 @@ char *sg_arena_strdup(struct sg_arena *a, const char *s)
 char *sg_arena_strndup(struct sg_arena *a, const char *s, size_t len)
 {
 	char *copy = sg_arena_take(a, len + 1, 1);
-	if (len <= 64)
-		sg_copy_short(copy, s, len);
-	else /* an inline policy's text, say: libc's copy is the faster there */
-		memcpy(copy, s, len);
+	memcpy(copy, s, len);
 	copy[len] = '\0';
 	return copy;
 }
@@ -89,12 +85,12 @@ void sg_arena_rewind(struct sg_arena *a, struct sg_arena_mark m)
 {
 	while (a->blocks != m.blocks) {
 		struct sg_arena_block *prev = a->blocks->prev;
-		unmap_block(a->blocks);
+		free(a->blocks);
 		a->blocks = prev;
 	}
 	while (a->large != m.large) {
 		struct sg_arena_block *prev = a->large->prev;
-		unmap_block(a->large);
+		free(a->large);
 		a->large = prev;
 	}
 	if (a->blocks)

@@ -17,7 +17,6 @@
 #include "dfa.h"
 #include "forecast.h"
 #include "name.h"
-#include "spare.h"
 #include "thread.h"
 #include "util.h"
 
@@ -287,14 +286,14 @@ static void add_exact(struct sg_exact_name *exact, size_t *n, uint32_t layer, co
 
 /*
  * The end of passes that went back and forth between @v and @tmp: the
- * sorted names, at @from, are put in @v, and @tmp is given back.
+ * sorted names, at @from, are put in @v, and @tmp is freed.
  */
 static void passes_done(struct sg_exact_name *v, const struct sg_exact_name *from,
 			struct sg_exact_name *tmp, size_t n)
 {
 	if (from != v)
 		memcpy(v, from, n * sizeof(*v));
-	sg_spare_put(tmp);
+	free(tmp);
 }
 
 /*
@@ -524,10 +523,10 @@ static void rule_patterns_free(struct rule_patterns *p)
 {
 	for (size_t i = 0; p->normalised && i < p->n; i++)
 		free(p->normalised[i]);
-	sg_spare_put(p->normalised);
-	sg_spare_put(p->len);
-	sg_spare_put(p->literal);
-	sg_spare_put(p->of);
+	free(p->normalised);
+	free(p->len);
+	free(p->literal);
+	free(p->of);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -843,8 +842,6 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 	*out = c;
 	memset(&c, 0, sizeof(c));
 	rule_patterns_free(&patterns);
-	/* The tables are made of what is compiled: the blocks the compiler gave back go. */
-	sg_spare_release();
 	return 0;
 }
 

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "name.h"
-#include "spare.h"
 #include "util.h"
 
 #define CLASS_OTHER 0 /* bytes no pattern names, NUL included */
@@ -70,8 +69,8 @@ struct nfa {
 
 static void nfa_free(struct nfa *nfa)
 {
-	sg_spare_put(nfa->nodes);
-	sg_spare_put(nfa->edges);
+	free(nfa->nodes);
+	free(nfa->edges);
 	memset(nfa, 0, sizeof(*nfa));
 }
 
@@ -258,12 +257,12 @@ struct dfa_builder {
 
 static void builder_free(struct dfa_builder *b)
 {
-	sg_spare_put(b->set_pool);
-	sg_spare_put(b->set_off);
-	sg_spare_put(b->set_len);
-	sg_spare_put(b->set_hash);
-	sg_spare_put(b->table);
-	sg_spare_put(b->mark);
+	free(b->set_pool);
+	free(b->set_off);
+	free(b->set_len);
+	free(b->set_hash);
+	free(b->table);
+	free(b->mark);
 }
 
 static uint64_t hash_set(const uint32_t *v, size_t n)
@@ -376,11 +375,11 @@ static void table_grow(struct dfa_builder *b)
 	size_t old_cap = b->table_cap;
 
 	b->table_cap = old_cap ? 2 * old_cap : 1024;
-	b->table = sg_xcalloc_probed(b->table_cap, sizeof(*b->table));
+	b->table = sg_xcalloc(b->table_cap, sizeof(*b->table));
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i])
 			table_insert(b, old[i]);
-	sg_spare_put(old);
+	free(old);
 }
 
 /* Whether the @n nodes at @a and @b are the same (musl's memcmp takes a byte at a time). */
@@ -436,7 +435,7 @@ static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
 	uint32_t *wide = sg_xrealloc(NULL, cap_rows * c->config.n_classes, sizeof(*wide));
 
 	sg_dfa_next_states(c, 0, rows * c->config.n_classes, wide);
-	sg_spare_put(c->transitions);
+	free(c->transitions);
 	c->transitions = wide;
 	c->wide = true;
 }
@@ -680,7 +679,7 @@ static void reserve(struct dfa_builder *b, size_t states)
 	/* At most half full, a power of two: state_of masks its probes. */
 	for (b->table_cap = 1024; b->table_cap < 2 * states; b->table_cap *= 2)
 		;
-	b->table = sg_xcalloc_probed(b->table_cap, sizeof(*b->table));
+	b->table = sg_xcalloc(b->table_cap, sizeof(*b->table));
 }
 
 /* Builds the DFA of @nfa into c's tables; returns its start state. */
@@ -702,7 +701,7 @@ static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, const a
 	*start = SG_DEAD_STATE;
 	if (nfa->n_nodes <= 1)
 		return 0;
-	b.mark = sg_xcalloc_probed(nfa->n_nodes, sizeof(*b.mark));
+	b.mark = sg_xcalloc(nfa->n_nodes, sizeof(*b.mark));
 	s.row = sg_xcalloc(b.n_classes, sizeof(*s.row));
 	reserve(&b, nfa->n_nodes + nfa->n_nodes / 4);
 

@@ -14,7 +14,6 @@
 #include "compile.h"
 #include "json.h"
 #include "name.h"
-#include "spare.h"
 #include "util.h"
 
 struct ctx {
@@ -554,9 +553,8 @@ static int parse_policy(const struct ctx *c, const struct sg_json *root,
 
 /*
  * The policy of @text: its rules are made while it is parsed, so a large
- * policy's tree never holds them (json.h). Gives *@owned (the text, when
- * the caller gave it up) back once parsed, to spare.c: its pages serve the
- * compiler next. Shadowed rules are looked for only
+ * policy's tree never holds them (json.h). Frees *@owned (the text, when
+ * the caller gave it up) once parsed. Shadowed rules are looked for only
  * when asked (sg_policy_find_shadowed).
  */
 static int parse_text(const char *text, size_t len, char **owned, const char *origin,
@@ -576,8 +574,8 @@ static int parse_text(const char *text, size_t len, char **owned, const char *or
 		r = sg_input_error(err, "%s: larger than %u bytes", origin, SG_MAX_POLICY_BYTES);
 	else
 		r = sg_json_parse_stream(text, len, origin, &stream, &root, err);
-	if (owned) /* a large text's pages serve the compiler next */
-		sg_spare_put(SG_TAKE(*owned));
+	if (owned)
+		free(SG_TAKE(*owned));
 	if (r == 0)
 		r = parse_policy(&c, root, &rules, out);
 	sg_json_free(root);

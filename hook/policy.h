@@ -65,9 +65,8 @@ int sg_policy_parse(const char *text, size_t len, const char *origin, struct sg_
 		    struct sg_err *err);
 
 /*
- * sg_policy_parse of a text the caller gives up: *@text is freed (kept by
- * spare.c for the compiler's tables), and set to NULL, as soon as the JSON
- * tree holds what it says, before the rules are
+ * sg_policy_parse of a text the caller gives up: *@text is freed, and set
+ * to NULL, as soon as the JSON tree holds what it says, before the rules are
  * made from the tree: a large policy's text and rules are not held together.
  */
 int sg_policy_parse_taking(char **text, size_t len, const char *origin, struct sg_policy *out,

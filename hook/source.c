@@ -10,7 +10,6 @@
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
-#include "spare.h"
 #include "timing.h"
 #include "util.h"
 
@@ -130,8 +129,8 @@ static int parse_annotation(struct sg_policy_source *src, struct sg_dfa_forecast
 			   : sg_policy_parse_taking(&a->text, a->len, a->origin, out, err);
 	int r = sg_policy_parse(a->text, a->len, a->origin, out, err);
 	sg_dfa_forecast_text_done(forecast);
-	if (!src->keep_text) /* a large text's pages serve the compiler next */
-		sg_spare_put(SG_TAKE(a->text));
+	if (!src->keep_text)
+		free(SG_TAKE(a->text));
 	return r;
 }
 

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,9 +14,7 @@
 
 #include <linux/fs.h>
 
-#include "bigmem.h"
 #include "siphash.h"
-#include "spare.h"
 
 /* Room for all of a regular file at once (plus one byte to see its end); a page otherwise. */
 static size_t first_capacity(int fd, size_t max)
@@ -33,8 +30,6 @@ int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, st
 {
 	size_t cap = first_capacity(fd, max), used = 0;
 	_cleanup_free_ char *buf = sg_xmalloc(cap);
-	if (cap >= SG_SPARE_MIN) /* a large file: read into it whole, below */
-		(void)sg_populate(buf, cap);
 
 	for (;;) {
 		if (used == cap) {
@@ -81,29 +76,14 @@ static void *check_alloc(void *p)
 	return p;
 }
 
-/* Large blocks come from those kept (spare.h) when one fits. */
 void *sg_xmalloc(size_t size)
 {
-	void *p = sg_spare_take(size);
-	return p ? p : check_alloc(malloc(size ? size : 1));
+	return check_alloc(malloc(size ? size : 1));
 }
 
 void *sg_xcalloc(size_t n, size_t size)
 {
-	void *p = n && size && n <= (size_t)-1 / size ? sg_spare_take(n * size) : NULL;
-	if (p)
-		return memset(p, 0, n * size);
 	return check_alloc(calloc(n ? n : 1, size ? size : 1));
-}
-
-/* Zeroed once, by the memset that writes the pages: calloc would zero a heap chunk first. */
-void *sg_xcalloc_probed(size_t n, size_t size)
-{
-	n = n ? n : 1;
-	size = size ? size : 1;
-	if (n > (size_t)-1 / size)
-		check_alloc(NULL);
-	return memset(sg_xmalloc(n * size), 0, n * size);
 }
 
 uint32_t *sg_order_by_key(size_t n, uint32_t n_keys, uint32_t (*key)(const void *arg, size_t i),
@@ -129,12 +109,6 @@ void *sg_xrealloc(void *p, size_t n, size_t size)
 	if (!p)
 		return sg_xmalloc(bytes);
 	return check_alloc(realloc(p, bytes ? bytes : 1));
-}
-
-void *sg_xmap(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return check_alloc(p == MAP_FAILED ? NULL : p);
 }
 
 char *sg_xstrdup(const char *s)

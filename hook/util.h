@@ -100,12 +100,6 @@ int sg_read_fd(int fd, const char *what, size_t max, char **out, size_t *len, st
 /* Aborts on allocation failure: the hook cannot do anything useful without memory. */
 void *sg_xmalloc(size_t size);
 void *sg_xcalloc(size_t n, size_t size);
-/*
- * sg_xcalloc for a hash table, its pages written now: probing reads slots
- * before it writes them, and a fresh page read first maps the shared zero
- * page, to fault again when written (a third of the DFA build's faults).
- */
-void *sg_xcalloc_probed(size_t n, size_t size);
 void *sg_xrealloc(void *p, size_t n, size_t size);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
@@ -192,8 +186,6 @@ static inline uint64_t sg_load_short(const void *p, size_t n)
  */
 void sg_close_all_but(int keep);
 
-/* @size zeroed bytes mapped on their own, which munmap gives back to the system at once. */
-void *sg_xmap(size_t size);
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Swaps two paths atomically (renameat2's RENAME_EXCHANGE); -1 and errno on failure. */

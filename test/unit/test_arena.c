@@ -51,9 +51,8 @@ TEST(strings_are_copied_whole)
 }
 
 /*
- * sg_copy_short (util.h), which copies the arena's short strings: every
- * length at every alignment of source and destination, each byte distinct,
- * nothing written before or after the copy.
+ * sg_copy_short (util.h): every length at every alignment of source and
+ * destination, each byte distinct, nothing written before or after the copy.
  */
 TEST(short_copies_are_exact)
 {
