@@ -746,7 +746,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 	return sg_compile_keyed(set, NULL, NULL, out, err);
 }
 
-int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
+int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
 		     struct sg_dfa_forecast **forecast, struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
@@ -861,74 +861,63 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
 }
 
 /* How many items a section of the key's stream has, before them: no two policies' streams alike. */
-static void hash_count(struct sg_siphash8 *h, size_t n)
+static void hash_count(struct sg_siphash *h, size_t n)
 {
 	const uint64_t count = n;
-	sg_siphash8_update(h, &count, sizeof(count));
-}
-
-static void batch_count(struct sg_siphash8_batch *b, size_t n)
-{
-	const uint64_t count = n;
-	sg_siphash8_batch_add(b, &count, sizeof(count));
+	sg_siphash_update(h, &count, sizeof(count));
 }
 
 void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
-			   size_t build_id_len, struct sg_siphash8 *h)
+			   size_t build_id_len, struct sg_siphash *h)
 {
 	const uint64_t id_len = build_id_len;
 
-	sg_siphash8_update(h, &c->config, sizeof(c->config));
-	sg_siphash8_update(h, &id_len, sizeof(id_len));
+	sg_siphash_update(h, &c->config, sizeof(c->config));
+	sg_siphash_update(h, &id_len, sizeof(id_len));
 	if (id_len) {
 		size_t n_patterns = 0;
 		for (uint32_t i = 0; i < c->n_name_copies; i++)
 			n_patterns += c->dfa_patterns[i] != NULL;
-		sg_siphash8_update(h, build_id, id_len);
+		sg_siphash_update(h, build_id, id_len);
 		hash_count(h, n_patterns);
 		for (uint32_t i = 0; i < c->n_name_copies; i++) {
 			if (!c->dfa_patterns[i])
 				continue;
-			sg_siphash8_update(h, &i, sizeof(i));
-			sg_siphash8_update(h, c->dfa_patterns[i], strlen(c->dfa_patterns[i]) + 1);
+			sg_siphash_update(h, &i, sizeof(i));
+			sg_siphash_update(h, c->dfa_patterns[i], strlen(c->dfa_patterns[i]) + 1);
 		}
 	} else {
-		sg_siphash8_update(h, &c->wide, sizeof(c->wide));
-		sg_siphash8_update(h, c->transitions,
-				   (size_t)c->n_states * c->config.n_classes *
-				       sg_dfa_entry_size(c));
-		sg_siphash8_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
+		sg_siphash_update(h, &c->wide, sizeof(c->wide));
+		sg_siphash_update(h, c->transitions,
+				  (size_t)c->n_states * c->config.n_classes * sg_dfa_entry_size(c));
+		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
 	}
 }
 
-void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash8 *h)
+void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
 {
-	struct sg_siphash8_batch b;
-
-	sg_siphash8_batch_init(&b, h);
-	sg_siphash8_batch_add(&b, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
-	batch_count(&b, c->n_bounds);
-	sg_siphash8_batch_add(&b, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
-	batch_count(&b, c->n_texts);
-	sg_siphash8_batch_add(&b, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
-	batch_count(&b, c->n_exact);
+	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
+	hash_count(h, c->n_bounds);
+	sg_siphash_update(h, c->bounds, (size_t)c->n_bounds * sizeof(*c->bounds));
+	hash_count(h, c->n_texts);
+	sg_siphash_update(h, c->texts, (size_t)c->n_texts * sizeof(*c->texts));
+	hash_count(h, c->n_exact);
 	for (size_t i = 0; i < c->n_exact; i++) {
-		sg_siphash8_batch_add(&b, &c->exact[i].layer, sizeof(c->exact[i].layer));
-		sg_siphash8_batch_add(&b, &c->exact[i].rule, sizeof(c->exact[i].rule));
-		sg_siphash8_batch_add(&b, c->exact[i].name, c->exact[i].len + 1);
+		sg_siphash_update(h, &c->exact[i].layer, sizeof(c->exact[i].layer));
+		sg_siphash_update(h, &c->exact[i].rule, sizeof(c->exact[i].rule));
+		sg_siphash_update(h, c->exact[i].name, c->exact[i].len + 1);
 	}
-	batch_count(&b, c->n_values);
+	hash_count(h, c->n_values);
 	for (size_t i = 0; i < c->n_values; i++) {
-		sg_siphash8_batch_add(&b, &c->values[i].set, sizeof(c->values[i].set));
-		sg_siphash8_batch_add(&b, c->values[i].value, c->values[i].len + 1);
+		sg_siphash_update(h, &c->values[i].set, sizeof(c->values[i].set));
+		sg_siphash_update(h, c->values[i].value, c->values[i].len + 1);
 	}
 	for (uint32_t i = 0; i < c->config.n_rules; i++) {
 		const uint8_t named = c->origins[i].name != NULL;
-		sg_siphash8_batch_add(&b, &named, sizeof(named));
+		sg_siphash_update(h, &named, sizeof(named));
 		if (named)
-			sg_siphash8_batch_add(&b, c->origins[i].name, c->origins[i].name_len + 1);
+			sg_siphash_update(h, c->origins[i].name, c->origins[i].name_len + 1);
 	}
-	sg_siphash8_batch_flush(&b);
 }
 
 /*
@@ -936,7 +925,7 @@ void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash8 *h)
  * the config, which the DFA's byte classes are part of, after.
  */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
-		      struct sg_siphash8 *h)
+		      struct sg_siphash *h)
 {
 	sg_compiled_hash_rules(c, h);
 	sg_compiled_hash_rest(c, build_id, build_id_len, h);

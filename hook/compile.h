@@ -12,7 +12,7 @@
 
 #include "../bpf/sysctl_guard.h"
 #include "compose.h"
-#include "siphash8.h"
+#include "siphash.h"
 
 /* Where a compiled rule came from, for explain/status messages. */
 struct sg_rule_origin {
@@ -94,7 +94,7 @@ struct sg_compiled {
 	 * goes on from here when its own start is the same.
 	 */
 	bool has_key_head;
-	struct sg_siphash8 key_from, key_head;
+	struct sg_siphash key_from, key_head;
 };
 
 /* The bounds of field @f of rule entry @e (SG_RULE_RANGE): after the rules in their table. */
@@ -134,7 +134,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
  * the DFA is its, when it was built from the same patterns: the forecast
  * then goes with it (*@forecast becomes NULL, out->dfa_forecast).
  */
-int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
+int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
 		     struct sg_dfa_forecast **forecast, struct sg_compiled *out,
 		     struct sg_err *err);
 
@@ -164,15 +164,15 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
  * give the same bytes: the first one made would decide the other's tables.
  */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
-		      struct sg_siphash8 *h);
+		      struct sg_siphash *h);
 /*
  * sg_compiled_hash in its two parts: the rules, exact names, values and
  * rule names, which the DFA has no part in; then the rest (the config, and
  * the DFA or what it was built from).
  */
-void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash8 *h);
+void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h);
 void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
-			   size_t build_id_len, struct sg_siphash8 *h);
+			   size_t build_id_len, struct sg_siphash *h);
 void sg_compiled_free(struct sg_compiled *compiled);
 
 /*

@@ -300,7 +300,7 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 	sg_placer_init(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
-		struct sg_siphash8 key_start;
+		struct sg_siphash key_start;
 		sg_tables_key_start(prog, &key_start);
 		r = policy->make(policy->make_arg, &key_start, compiled, &made_description, err);
 		if (r == 0)

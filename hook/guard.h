@@ -66,7 +66,7 @@ struct sg_policy_request {
 	 * before. The inputs are digested before: make may free what they point
 	 * to. @key_start: how the policy's key starts (sg_compile_keyed).
 	 */
-	int (*make)(void *arg, const struct sg_siphash8 *key_start,
+	int (*make)(void *arg, const struct sg_siphash *key_start,
 		    const struct sg_compiled **compiled, const char **description,
 		    struct sg_err *err);
 	/* Told when the inputs found a policy made before, so make is not asked (NULL: none). */

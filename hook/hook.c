@@ -104,7 +104,7 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 }
 
 /* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */
-static int make_for_guard(void *arg, const struct sg_siphash8 *key_start,
+static int make_for_guard(void *arg, const struct sg_siphash *key_start,
 			  const struct sg_compiled **compiled, const char **description,
 			  struct sg_err *err)
 {

@@ -8,7 +8,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "siphash8.h"
+#include "siphash.h"
 
 void sg_inputs_init(struct sg_inputs *in)
 {
@@ -36,22 +36,22 @@ void sg_inputs_add_str(struct sg_inputs *in, const char *what, const char *text)
 
 bool sg_inputs_digest(const struct sg_inputs *in, const uint64_t key[2], uint64_t *out)
 {
-	struct sg_siphash8 h;
+	struct sg_siphash h;
 
 	if (in->uncacheable)
 		return false;
-	sg_siphash8_init(&h, key);
+	sg_siphash_init(&h, key);
 	for (size_t i = 0; i < in->n; i++) {
 		const struct sg_input *item = &in->items[i];
 		uint8_t present = item->data != NULL;
 		uint64_t len = item->len;
-		sg_siphash8_update(&h, item->what, strlen(item->what) + 1);
-		sg_siphash8_update(&h, &present, sizeof(present));
-		sg_siphash8_update(&h, &len, sizeof(len));
+		sg_siphash_update(&h, item->what, strlen(item->what) + 1);
+		sg_siphash_update(&h, &present, sizeof(present));
+		sg_siphash_update(&h, &len, sizeof(len));
 		if (present)
-			sg_siphash8_update(&h, item->data, item->len);
+			sg_siphash_update(&h, item->data, item->len);
 	}
-	*out = sg_siphash8_final(&h);
+	*out = sg_siphash_final(&h);
 	return true;
 }
 

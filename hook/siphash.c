@@ -93,3 +93,9 @@ uint64_t sg_siphash_final(struct sg_siphash *h)
 		sip_round(h);
 	return h->v0 ^ h->v1 ^ h->v2 ^ h->v3;
 }
+
+bool sg_siphash_same(const struct sg_siphash *a, const struct sg_siphash *b)
+{
+	return a->v0 == b->v0 && a->v1 == b->v1 && a->v2 == b->v2 && a->v3 == b->v3 &&
+	       a->tail == b->tail && a->len == b->len;
+}

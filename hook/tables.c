@@ -25,7 +25,7 @@
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
 #include "placer.h"
-#include "siphash8.h"
+#include "siphash.h"
 #include "thread.h"
 #include "util.h"
 
@@ -61,11 +61,11 @@ static void close_maps(struct policy_maps *m)
 			close(m->fds[i]);
 }
 
-void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash8 *h)
+void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h)
 {
-	sg_siphash8_init(h, prog->secret);
-	sg_siphash8_update(h, prog->key, strlen(prog->key) + 1);
-	sg_siphash8_update(h, &prog->id, sizeof(prog->id));
+	sg_siphash_init(h, prog->secret);
+	sg_siphash_update(h, prog->key, strlen(prog->key) + 1);
+	sg_siphash_update(h, &prog->id, sizeof(prog->id));
 }
 
 /*
@@ -79,18 +79,18 @@ void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash8 *h)
 static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
 			   char out[SG_KEY_LEN])
 {
-	struct sg_siphash8 h;
+	struct sg_siphash h;
 	uint8_t build_id[64];
 	const size_t build_id_len = sg_build_id(build_id, sizeof(build_id));
 
 	sg_tables_key_start(prog, &h);
 	/* The same start makes the same state: the compiler's hash of the rules goes on. */
-	if (c->has_key_head && sg_siphash8_same(&c->key_from, &h))
+	if (c->has_key_head && sg_siphash_same(&c->key_from, &h))
 		h = c->key_head;
 	else
 		sg_compiled_hash_rules(c, &h);
 	sg_compiled_hash_rest(c, build_id, build_id_len, &h);
-	uint64_t key = sg_siphash8_final(&h);
+	uint64_t key = sg_siphash_final(&h);
 	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
 	return key;
 }

@@ -25,7 +25,7 @@
 #include "err.h"
 #include "placer.h"
 #include "program.h"
-#include "siphash8.h"
+#include "siphash.h"
 
 #define SG_POLICY_INFO_FORMAT 5
 #define SG_RULE_NAMES_UNIT    8
@@ -64,7 +64,7 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
  * How the key of a policy for program @prog starts, for sg_compile_keyed to
  * hash the rules' part of it early.
  */
-void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash8 *h);
+void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h);
 
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);

@@ -1107,7 +1107,7 @@ TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 
 	for (int patterns = 10; patterns <= 310; patterns += 300) {
 		struct sg_policy_set set = {.n_layers = 1};
-		struct sg_siphash8 start, whole, parts;
+		struct sg_siphash start, whole, parts;
 		struct sg_compiled c;
 		struct sg_err err = {0};
 
@@ -1121,16 +1121,16 @@ TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 			snprintf(name, sizeof(name), "net.ipv4.conf.br%d*.forwarding", i);
 			add_rule(&set.layers[0], name, SG_ACCESS_NONE);
 		}
-		sg_siphash8_init(&start, secret);
-		sg_siphash8_update(&start, "program", 8);
+		sg_siphash_init(&start, secret);
+		sg_siphash_update(&start, "program", 8);
 		CHECK(sg_compile_keyed(&set, &start, NULL, &c, &err) == 0);
 		CHECK(c.has_key_head);
-		CHECK(sg_siphash8_same(&c.key_from, &start));
+		CHECK(sg_siphash_same(&c.key_from, &start));
 		whole = start;
 		sg_compiled_hash(&c, (const uint8_t *)build_id, sizeof(build_id), &whole);
 		parts = c.key_head;
 		sg_compiled_hash_rest(&c, (const uint8_t *)build_id, sizeof(build_id), &parts);
-		CHECK(sg_siphash8_final(&whole) == sg_siphash8_final(&parts));
+		CHECK(sg_siphash_final(&whole) == sg_siphash_final(&parts));
 		sg_compiled_free(&c);
 		/* without a start, no head */
 		CHECK(sg_compile(&set, &c, &err) == 0);
@@ -1159,7 +1159,7 @@ static uint64_t hash_of(const char *const *names, const char *build_id,
 	static const uint64_t key[2] = {1, 2};
 	struct sg_policy_set set = {.n_layers = 1};
 	struct sg_compiled c;
-	struct sg_siphash8 h;
+	struct sg_siphash h;
 
 	for (size_t i = 0; names[i]; i++)
 		add_rule(&set.layers[0], names[i], SG_ACCESS_NONE);
@@ -1169,9 +1169,9 @@ static uint64_t hash_of(const char *const *names, const char *build_id,
 		set.layers[0].rules[0].pattern = sg_xstrdup(pattern_of_first);
 	}
 	compile_ok(&set, &c);
-	sg_siphash8_init(&h, key);
+	sg_siphash_init(&h, key);
 	sg_compiled_hash(&c, (const uint8_t *)build_id, build_id ? strlen(build_id) : 0, &h);
-	uint64_t out = sg_siphash8_final(&h);
+	uint64_t out = sg_siphash_final(&h);
 	sg_compiled_free(&c);
 	free_set(&set);
 	return out;
