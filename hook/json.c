@@ -467,28 +467,18 @@ bool sg_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
-static struct sg_json *init_value(struct sg_json *v, enum sg_json_type type, struct sg_pos pos)
-{
-	memset(v, 0, sizeof(*v));
-	v->type = type;
-	v->pos = pos;
-	return v;
-}
-
-/* A value that starts at @pos, in the tree's arena. */
-static struct sg_json *tree_value(struct builder *b, enum sg_json_type type, struct sg_pos pos)
-{
-	return init_value(
-	    sg_arena_take(&b->doc->tree, sizeof(struct sg_json), _Alignof(struct sg_json)), type,
-	    pos);
-}
-
 /* A new value that starts at @pos, in the arena (the root in the doc). */
 static struct sg_json *new_value(struct builder *b, enum sg_json_type type, struct sg_pos pos)
 {
 	if (in_stream(b))
 		b->item_start = sg_arena_mark(&b->doc->tree);
-	return b->depth == 0 ? init_value(&b->doc->root, type, pos) : tree_value(b, type, pos);
+	struct sg_json *v =
+	    b->depth == 0 ? &b->doc->root
+			  : sg_arena_take(&b->doc->tree, sizeof(*v), _Alignof(struct sg_json));
+	memset(v, 0, sizeof(*v));
+	v->type = type;
+	v->pos = pos;
+	return v;
 }
 
 /* --- Reading: each function reads one token at b->at, or fails saying what it found. --- */
@@ -988,212 +978,6 @@ static bool read_comma(struct builder *b, char close)
 	return true;
 }
 
-/*
- * The streamed array's items the short way (a policy's rules are most of
- * its text): an object on one line, in ASCII, without escapes, literals,
- * fractions or exponents, whose members are strings, integers and arrays
- * of them two deep, each key once. Its tree is the one read_object makes,
- * in the item's memory: the same values, keys and positions (columns count
- * bytes on such a line). Anything else, the errors included, is left to
- * read_value from the item's start, so that one reader says what is wrong.
- */
-#define FLAT_MAX_MEMBERS SMALL_OBJECT
-#define FLAT_MAX_ITEMS	 16
-#define FLAT_MAX_DEPTH	 3 /* the object, an array, an array in it */
-
-struct flat {
-	struct builder *b;
-	size_t at;	   /* the next byte */
-	size_t start;	   /* the item's '{' */
-	struct sg_pos pos; /* its position: the others' columns count on from it */
-};
-
-static struct sg_pos flat_pos(const struct flat *f, size_t offset)
-{
-	return (struct sg_pos){f->pos.line, f->pos.col + (unsigned)(offset - f->start)};
-}
-
-/* Spaces and tabs: a newline ends the short way (it moves the lines). */
-static void flat_space(struct flat *f)
-{
-	while (f->at < f->b->len && (f->b->text[f->at] == ' ' || f->b->text[f->at] == '\t'))
-		f->at++;
-}
-
-static bool flat_at(const struct flat *f, char c)
-{
-	return f->at < f->b->len && f->b->text[f->at] == c;
-}
-
-/*
- * After a member or an item: 1 where another follows (past the comma), 0
- * at @close (past it), -1 at anything else (a trailing comma too).
- */
-static int flat_after(struct flat *f, char close)
-{
-	flat_space(f);
-	if (flat_at(f, close)) {
-		f->at++;
-		return 0;
-	}
-	if (!flat_at(f, ','))
-		return -1;
-	f->at++;
-	flat_space(f);
-	return flat_at(f, close) ? -1 : 1;
-}
-
-static struct sg_json *flat_node(struct flat *f, enum sg_json_type type, size_t offset)
-{
-	return tree_value(f->b, type, flat_pos(f, offset));
-}
-
-/* The plain string at f->at, interned as read_plain_string does; NULL for any other. */
-static char *flat_string(struct flat *f, size_t *len)
-{
-	const size_t end = plain_run_end(f->b, f->at);
-
-	if (end >= f->b->len || f->b->text[end] != '"')
-		return NULL;
-	*len = end - f->at - 1;
-	char *text = intern(f->b, f->b->text + f->at + 1, *len);
-	f->at = end + 1;
-	return text;
-}
-
-/* An integer that fits int64_t, as read_number reads it; NULL for any other number. */
-static struct sg_json *flat_integer(struct flat *f)
-{
-	const char *t = f->b->text;
-	const size_t start = f->at, i = number_end(f->b, start);
-	int64_t value;
-
-	/* malformed (read_number says how), a fraction, an exponent, or too large */
-	if (!i || !integer_literal(t + start, i - start, &value))
-		return NULL;
-	struct sg_json *v = flat_node(f, SG_JSON_NUMBER, start);
-	v->number.text = sg_arena_strndup(&f->b->doc->tree, t + start, i - start);
-	v->number.is_integer = true;
-	v->number.integer = value;
-	f->at = i;
-	return v;
-}
-
-static struct sg_json *flat_value(struct flat *f, unsigned depth);
-
-static struct sg_json *flat_array(struct flat *f, unsigned depth)
-{
-	struct sg_json *items[FLAT_MAX_ITEMS];
-	struct sg_json *v =
-	    flat_node(f, SG_JSON_ARRAY, f->at); /* before its items, as read_array */
-	size_t n = 0;
-
-	f->at++;
-	flat_space(f);
-	for (;;) {
-		if (n == FLAT_MAX_ITEMS || !(items[n++] = flat_value(f, depth + 1)))
-			return NULL; /* an empty array too */
-		const int next = flat_after(f, ']');
-		if (next < 0)
-			return NULL;
-		if (next == 0)
-			break;
-	}
-	v->array.items = sg_arena_take(&f->b->doc->tree, n * sizeof(*items), _Alignof(void *));
-	sg_copy_short(v->array.items, items, n * sizeof(*items));
-	v->array.len = n;
-	return v;
-}
-
-static struct sg_json *flat_value(struct flat *f, unsigned depth)
-{
-	if (f->at >= f->b->len)
-		return NULL;
-	const char c = f->b->text[f->at];
-	if (c == '"') {
-		const size_t start = f->at;
-		size_t len;
-		char *text = flat_string(f, &len);
-		if (!text)
-			return NULL;
-		struct sg_json *v = flat_node(f, SG_JSON_STRING, start);
-		v->string.text = text;
-		v->string.len = len;
-		return v;
-	}
-	if (c == '-' || (c >= '0' && c <= '9'))
-		return flat_integer(f);
-	if (c == '[' && depth < FLAT_MAX_DEPTH)
-		return flat_array(f, depth);
-	return NULL;
-}
-
-/* The members of the object at f->at, into the item's tree; NULL where the short way ends. */
-static struct sg_json *flat_object(struct flat *f)
-{
-	char *keys[FLAT_MAX_MEMBERS];
-	struct sg_pos key_pos[FLAT_MAX_MEMBERS];
-	struct sg_json *values[FLAT_MAX_MEMBERS];
-	struct sg_json *v = flat_node(f, SG_JSON_OBJECT, f->start); /* first, as read_object */
-	size_t n = 0, len;
-
-	f->at++;
-	flat_space(f);
-	for (;;) {
-		const size_t key_at = f->at;
-		if (n == FLAT_MAX_MEMBERS || !flat_at(f, '"') || !(keys[n] = flat_string(f, &len)))
-			return NULL; /* an empty object too */
-		for (size_t k = 0; k < n; k++)
-			if (sg_same_word(keys[k], keys[n]))
-				return NULL; /* read_key says which */
-		key_pos[n] = flat_pos(f, key_at);
-		flat_space(f);
-		if (!flat_at(f, ':'))
-			return NULL;
-		f->at++;
-		flat_space(f);
-		if (!(values[n++] = flat_value(f, 1)))
-			return NULL;
-		const int next = flat_after(f, '}');
-		if (next < 0)
-			return NULL;
-		if (next == 0)
-			break;
-	}
-	struct sg_arena *tree = &f->b->doc->tree;
-	v->object.keys = sg_arena_take(tree, n * sizeof(*keys), _Alignof(char *));
-	v->object.key_pos = sg_arena_take(tree, n * sizeof(*key_pos), _Alignof(struct sg_pos));
-	v->object.values = sg_arena_take(tree, n * sizeof(*values), _Alignof(void *));
-	sg_copy_short(v->object.keys, keys, n * sizeof(*keys)); /* not musl's memcpy: a call */
-	sg_copy_short(v->object.key_pos, key_pos, n * sizeof(*key_pos));
-	sg_copy_short(v->object.values, values, n * sizeof(*values));
-	v->object.len = n;
-	return v;
-}
-
-/* The object at b->at, an item of the streamed array, handed out the short way if it can be. */
-static bool read_flat_item(struct builder *b)
-{
-	struct flat f = {.b = b, .at = b->at, .start = b->at, .pos = token_position(b, b->at)};
-	const struct sg_arena_mark mark = sg_arena_mark(&b->doc->tree);
-	struct sg_json *item = flat_object(&f);
-
-	if (item) {
-		b->stream->item(item, b->streamed++, b->stream->arg);
-		b->at = f.at;
-	}
-	sg_arena_rewind(&b->doc->tree, mark);
-	return item != NULL;
-}
-
-/* An item of the array being read: the streamed array's objects the short way where they can. */
-static bool read_item(struct builder *b)
-{
-	if (in_stream(b) && at_byte(b, '{') && read_flat_item(b))
-		return true;
-	return read_value(b);
-}
-
 /* The array at b->at; the items' nesting is bounded by open_container. */
 static bool read_array(struct builder *b)
 {
@@ -1202,7 +986,7 @@ static bool read_array(struct builder *b)
 	if (at_byte(b, ']'))
 		goto close;
 	for (;;) {
-		if (!read_item(b))
+		if (!read_value(b))
 			return false;
 		skip_whitespace(b);
 		if (at_byte(b, ',')) {
