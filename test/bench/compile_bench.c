@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile.h"
-#include "name.h"
-#include "util.h"
+#include "compile/compile.h"
+#include "policy/name.h"
+#include "base/util.h"
 
 /* Leaves of real per-device sysctls. */
 static const char *const ipv4_conf[] = {

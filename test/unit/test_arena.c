@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arena.h"
+#include "base/arena.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static int aligned(const void *p, size_t align)
 {

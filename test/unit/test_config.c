@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "oci/config.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static char tmp[64];
 

@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "compile.h"
-#include "compose.h"
-#include "dfa.h"
-#include "dfa_pack.h"
-#include "forecast.h"
-#include "policy.h"
+#include "base/arena.h"
+#include "compile/compile.h"
+#include "policy/compose.h"
+#include "compile/dfa.h"
+#include "compile/dfa_pack.h"
+#include "compile/forecast.h"
+#include "policy/policy.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 /* A policy of @n rules, one in @every a pattern, the rest exact names; @salt varies the patterns.
  */

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Parses @text (all of it); NULL, with the message printed, when it is rejected. */
 static struct sg_json *parse(const char *text)

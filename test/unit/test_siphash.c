@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "siphash.h"
+#include "base/siphash.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 /*
  * The test vectors of the SipHash authors' reference implementation

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "test.h"
-#include "thread.h"
+#include "base/thread.h"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
