@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/siphash.h"
 #include "base/util.h"
 
 /*

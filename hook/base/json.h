@@ -13,9 +13,13 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "policy/policy.h" /* struct sg_pos */
 
 #define SG_JSON_MAX_DEPTH 32
+
+/* Where in a text something is, for messages. */
+struct sg_pos {
+	unsigned line, col; /* 1-based; 0 when unknown */
+};
 
 enum sg_json_type {
 	SG_JSON_NULL,

@@ -2,6 +2,9 @@
 #include "base/siphash.h"
 
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/util.h"
 
@@ -98,4 +101,21 @@ bool sg_siphash_same(const struct sg_siphash *a, const struct sg_siphash *b)
 {
 	return a->v0 == b->v0 && a->v1 == b->v1 && a->v2 == b->v2 && a->v3 == b->v3 &&
 	       a->tail == b->tail && a->len == b->len;
+}
+
+uint64_t sg_table_hash(const char *s, size_t len)
+{
+	static uint64_t key[2];
+	static bool keyed;
+	struct sg_siphash h;
+
+	/* Without the kernel's randomness (early boot), some: nothing blocks on it. */
+	if (!keyed && getrandom(key, sizeof(key), GRND_NONBLOCK) != sizeof(key)) {
+		key[0] = (uint64_t)(uintptr_t)&key ^ (uint64_t)getpid();
+		key[1] = (uint64_t)time(NULL);
+	}
+	keyed = true;
+	sg_siphash_init(&h, key);
+	sg_siphash_update(&h, s, len);
+	return sg_siphash_final(&h);
 }

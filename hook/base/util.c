@@ -6,15 +6,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/fs.h>
-
-#include "base/siphash.h"
 
 /* Room for all of a regular file at once (plus one byte to see its end); a page otherwise. */
 static size_t first_capacity(int fd, size_t max)
@@ -129,23 +125,6 @@ char *sg_xasprintf(const char *fmt, ...)
 	int n = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	return check_alloc(n < 0 ? NULL : s);
-}
-
-uint64_t sg_table_hash(const char *s, size_t len)
-{
-	static uint64_t key[2];
-	static bool keyed;
-	struct sg_siphash h;
-
-	/* Without the kernel's randomness (early boot), some: nothing blocks on it. */
-	if (!keyed && getrandom(key, sizeof(key), GRND_NONBLOCK) != sizeof(key)) {
-		key[0] = (uint64_t)(uintptr_t)&key ^ (uint64_t)getpid();
-		key[1] = (uint64_t)time(NULL);
-	}
-	keyed = true;
-	sg_siphash_init(&h, key);
-	sg_siphash_update(&h, s, len);
-	return sg_siphash_final(&h);
 }
 
 /* Through syscall(2): not every libc the binary may be linked with wraps renameat2. */

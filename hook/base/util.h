@@ -191,11 +191,4 @@ char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Swaps two paths atomically (renameat2's RENAME_EXCHANGE); -1 and errno on failure. */
 int sg_rename_exchange(const char *a, const char *b);
 
-/*
- * The hash of the tables that hold what a policy says (JSON keys, rule
- * patterns): SipHash under a key random per process, so that no input can
- * choose collisions and make a linear pass quadratic.
- */
-uint64_t sg_table_hash(const char *s, size_t len);
-
 #endif

@@ -121,9 +121,6 @@ static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, ui
 /* @n next states from entry @first on (state * n_classes + class), as 32-bit entries at @out. */
 void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uint32_t *out);
 
-/* Limits that keep the tables (and kernel memory) bounded; exceeding them is input error. */
-#define SG_MAX_RULES	  65536
-#define SG_MAX_DFA_STATES 262144
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 

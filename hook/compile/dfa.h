@@ -14,6 +14,9 @@
 
 #include "compile/compile.h"
 
+/* More states than this is a policy too complex (input error): kernel memory stays bounded. */
+#define SG_MAX_DFA_STATES 262144
+
 /*
  * All a DFA is built from: the slash form of every wildcard rule (the
  * literal ones go to the exact table) with its global rule number, layer by

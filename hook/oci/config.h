@@ -12,8 +12,7 @@
 
 #include "policy/policy.h"
 
-#define SG_DEFAULT_CONFIG	"/etc/sysctl-guard/config.json"
-#define SG_DEFAULT_PROFILES_DIR "/etc/sysctl-guard/profiles"
+#define SG_DEFAULT_CONFIG "/etc/sysctl-guard/config.json"
 
 enum sg_on_unsupported {
 	SG_UNSUPPORTED_FAIL = 0,

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compile/compile.h"
 #include "base/json.h"
 #include "policy/name.h"
+#include "base/siphash.h"
 #include "base/util.h"
 
 struct ctx {

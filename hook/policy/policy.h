@@ -13,14 +13,14 @@
 #include "bpf/sysctl_guard.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/json.h" /* struct sg_pos */
 #include "base/util.h"
 
 /* The largest policy text, file, annotation or profile (README, Limits): 4 MiB. */
 #define SG_MAX_POLICY_BYTES (4u << 20)
 
-struct sg_pos {
-	unsigned line, col; /* 1-based; 0 when unknown */
-};
+/* The most rules of a policy, and of all layers compiled together: the tables stay bounded. */
+#define SG_MAX_RULES 65536
 
 struct sg_range {
 	int64_t min, max;

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "oci/config.h"
 #include "base/err.h"
 #include "base/util.h"
 

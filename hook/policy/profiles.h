@@ -13,6 +13,9 @@
 #include "base/err.h"
 #include "policy/policy.h"
 
+/* Where installed profiles are, unless the node config says otherwise. */
+#define SG_DEFAULT_PROFILES_DIR "/etc/sysctl-guard/profiles"
+
 bool sg_profile_name_valid(const char *name);
 
 /* The built-in profile @name as JSON text, or NULL. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "oci/config.h"
+#include "policy/profiles.h"
 #include "test.h"
 #include "base/util.h"
 
