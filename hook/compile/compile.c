@@ -609,11 +609,11 @@ static void dfa_input_of(const struct sg_policy_set *set, const struct rule_patt
 
 /* One DFA per layer over its wildcard patterns, end to end; state 0 is the dead state. */
 static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input *in,
-		     struct sg_compiled *c, struct sg_err *err)
+		     struct sg_dfa *dfa, struct sg_err *err)
 {
 	uint32_t layer = 0;
 
-	if (sg_dfa_build(in, NULL, c, &layer) < 0) {
+	if (sg_dfa_build(in, NULL, dfa, &layer) < 0) {
 		const char *origin = set->layers[layer].origin;
 		return sg_input_error(err,
 				      "%s: policy too complex: the patterns need more than "
@@ -633,7 +633,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input 
 struct dfa_job {
 	const struct sg_policy_set *set;
 	const struct sg_dfa_input *in;
-	struct sg_compiled *c; /* the DFA's fields only: the rules' are the other thread's */
+	struct sg_dfa *dfa; /* the compiled policy's: its rules are the other thread's */
 	struct sg_err err;
 	int r;
 };
@@ -641,7 +641,7 @@ struct dfa_job {
 static void *build_dfa_job(void *arg)
 {
 	struct dfa_job *job = arg;
-	job->r = build_dfa(job->set, job->in, job->c, &job->err);
+	job->r = build_dfa(job->set, job->in, job->dfa, &job->err);
 	return NULL;
 }
 
@@ -737,6 +737,15 @@ static uint32_t *group_pinned(const struct sg_policy_set *set, size_t *n)
 	return pinned_rule;
 }
 
+/* What the program reads of the DFA in a policy's config: its byte classes and start states. */
+static void config_dfa(struct sg_config *config, const struct sg_dfa *dfa)
+{
+	config->n_classes = dfa->n_classes;
+	memcpy(config->byte_class, dfa->byte_class, sizeof(config->byte_class));
+	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
+		config->layers[l].dfa_start = dfa->start[l];
+}
+
 /*
  * The DFA is built before the rule tables exist: it is the largest step, and
  * what it needs while building is freed before they are made.
@@ -787,12 +796,12 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0)
 		return r;
 	dfa_input_of(set, &patterns, &dfa_in);
-	struct dfa_job dfa = {.set = set, .in = &dfa_in, .c = &c};
+	struct dfa_job job = {.set = set, .in = &dfa_in, .dfa = &c.dfa};
 	pthread_t helper;
 	const bool forecast_given = forecast && *forecast;
 	bool helped = !forecast_given && dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
-		      sg_thread_start(&helper, build_dfa_job, &dfa) == 0;
-	if (!helped && !forecast_given && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
+		      sg_thread_start(&helper, build_dfa_job, &job) == 0;
+	if (!helped && !forecast_given && (r = build_dfa(set, &dfa_in, &c.dfa, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -819,17 +828,23 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	}
 	if (helped) {
 		pthread_join(helper, NULL);
-		if (dfa.r < 0) /* told first, as when the DFA was built first */
-			return sg_err_copy(err, &dfa.err), dfa.r;
+		if (job.r < 0) /* told first, as when the DFA was built first */
+			return sg_err_copy(err, &job.err), job.r;
 	}
-	/* A forecast of other patterns (or none built) is not used: this DFA is built now. */
-	if (forecast_given && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
-		int dr = build_dfa(set, &dfa_in, &c, err);
+	if (forecast_given) {
+		/* A forecast of other patterns (or none built) is not used: this DFA is built now.
+		 */
+		int dr = 0;
+		if (sg_dfa_forecast_take(*forecast, &dfa_in, &c.dfa))
+			c.dfa_forecast = SG_TAKE(*forecast); /* it packs the DFA still */
+		else
+			dr = build_dfa(set, &dfa_in, &c.dfa, err);
 		if (dr < 0)
 			return dr;
 	}
 	if (r < 0)
 		return sg_err_copy(err, &rules_err), r;
+	config_dfa(&c.config, &c.dfa);
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += c.origins[i].name_len + 1;
 
@@ -852,9 +867,9 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
 	for (size_t g = 0; g < c->n_name_copies; g++)
 		never[g] = c->dfa_patterns && c->dfa_patterns[g];
 	/* Every state is reached by some name, and its accept entry is that name's winner. */
-	for (uint32_t s = 0; c->accept && s < c->n_states; s++)
-		if (c->accept[s] < c->n_name_copies)
-			never[c->accept[s]] = false;
+	for (uint32_t s = 0; c->dfa.accept && s < c->dfa.n_states; s++)
+		if (c->dfa.accept[s] < c->n_name_copies)
+			never[c->dfa.accept[s]] = false;
 	for (size_t g = 0; g < c->n_name_copies; g++)
 		n += never[g];
 	return n;
@@ -887,10 +902,11 @@ void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
 			sg_siphash_update(h, c->dfa_patterns[i], strlen(c->dfa_patterns[i]) + 1);
 		}
 	} else {
-		sg_siphash_update(h, &c->wide, sizeof(c->wide));
-		sg_siphash_update(h, c->transitions,
-				  (size_t)c->n_states * c->config.n_classes * sg_dfa_entry_size(c));
-		sg_siphash_update(h, c->accept, (size_t)c->n_states * sizeof(uint32_t));
+		const struct sg_dfa *dfa = &c->dfa;
+		sg_siphash_update(h, &dfa->wide, sizeof(dfa->wide));
+		sg_siphash_update(h, dfa->transitions,
+				  (size_t)dfa->n_states * dfa->n_classes * sg_dfa_entry_size(dfa));
+		sg_siphash_update(h, dfa->accept, (size_t)dfa->n_states * sizeof(uint32_t));
 	}
 }
 
@@ -936,7 +952,7 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	if (!compiled)
 		return;
 	sg_dfa_forecast_free(compiled->dfa_forecast); /* first: it reads the DFA while packing */
-	sg_dfa_free(compiled);
+	sg_dfa_free(&compiled->dfa);
 	free(compiled->rules);
 	free(compiled->origins);
 	free(compiled->bounds);
@@ -993,11 +1009,5 @@ bool sg_compiled_has_value(const struct sg_compiled *c, uint32_t rule, const cha
 
 uint32_t sg_compiled_match_pattern(const struct sg_compiled *c, uint32_t layer, const char *name)
 {
-	if (layer >= c->config.n_layers || !c->transitions)
-		return SG_NO_RULE;
-	uint32_t state = c->config.layers[layer].dfa_start;
-	for (const unsigned char *p = (const unsigned char *)name; *p && state != SG_DEAD_STATE;
-	     p++)
-		state = sg_dfa_next(c, state, c->config.byte_class[*p]);
-	return c->accept[state];
+	return layer < c->config.n_layers ? sg_dfa_match(&c->dfa, layer, name) : SG_NO_RULE;
 }

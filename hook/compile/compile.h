@@ -11,8 +11,9 @@
 #include <stdint.h>
 
 #include "bpf/sysctl_guard.h"
-#include "policy/compose.h"
 #include "base/siphash.h"
+#include "compile/dfa.h"
+#include "policy/compose.h"
 
 /* Where a compiled rule came from, for explain/status messages. */
 struct sg_rule_origin {
@@ -48,17 +49,13 @@ struct sg_dfa_forecast; /* forecast.h */
 
 /* Points into the set it was compiled from (names, values, origins): free it first. */
 struct sg_compiled {
-	struct sg_config config; /* n_layers, n_classes, n_rules, layers, byte_class */
+	struct sg_config config; /* n_layers, n_rules, layers, the DFA's byte classes */
 
-	uint32_t n_states; /* DFA states of all layers, state 0 is the dead state */
 	/*
-	 * n_states * n_classes next states (sg_dfa_next): 16 bits each while
-	 * every state number fits, half the pages of a large policy's table,
-	 * and 32 (wide) once one does not.
+	 * The wildcard rules' DFA, whose byte classes and start states config
+	 * has too, for the program.
 	 */
-	void *transitions;
-	bool wide;
-	uint32_t *accept; /* n_states: winning rule, or SG_NO_RULE */
+	struct sg_dfa dfa;
 	/*
 	 * The forecast (forecast.h) that built the DFA and packs it as the
 	 * program reads it (sg_compiled_dfa_packed waits for that), or NULL.
@@ -103,24 +100,6 @@ sg_compiled_bounds(const struct sg_compiled *c, const struct sg_rule_entry *e, u
 {
 	return &c->bounds[e->bounds - c->config.n_rules + f];
 }
-
-/* Bytes of one entry of c->transitions. */
-static inline size_t sg_dfa_entry_size(const struct sg_compiled *c)
-{
-	return c->wide ? sizeof(uint32_t) : sizeof(uint16_t);
-}
-
-/* The state after @state on a byte of class @cls. */
-static inline uint32_t sg_dfa_next(const struct sg_compiled *c, size_t state, uint32_t cls)
-{
-	size_t i = state * c->config.n_classes + cls;
-	return c->wide ? ((const uint32_t *)c->transitions)[i]
-		       : ((const uint16_t *)c->transitions)[i];
-}
-
-/* @n next states from entry @first on (state * n_classes + class), as 32-bit entries at @out. */
-void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uint32_t *out);
-
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
 

@@ -236,7 +236,7 @@ static void posbuf_push(struct posbuf *b, uint32_t pos)
 /* Subset construction state for one layer; the DFA tables are global to the compile. */
 struct dfa_builder {
 	const struct nfa *nfa;
-	struct sg_compiled *c;
+	struct sg_dfa *dfa;
 	uint32_t n_classes;
 	size_t states_cap;
 
@@ -391,35 +391,35 @@ static bool same_nodes(const uint32_t *a, const uint32_t *b, size_t n)
 	return true;
 }
 
-static void set_next(struct sg_compiled *c, size_t i, uint32_t next)
+static void set_next(struct sg_dfa *dfa, size_t i, uint32_t next)
 {
-	if (c->wide)
-		((uint32_t *)c->transitions)[i] = next;
+	if (dfa->wide)
+		((uint32_t *)dfa->transitions)[i] = next;
 	else
-		((uint16_t *)c->transitions)[i] = (uint16_t)next;
+		((uint16_t *)dfa->transitions)[i] = (uint16_t)next;
 }
 
 /* Row @state of the table: the next state for each class. */
-static void store_row(struct sg_compiled *c, size_t state, const uint32_t *row)
+static void store_row(struct sg_dfa *dfa, size_t state, const uint32_t *row)
 {
-	const uint32_t n = c->config.n_classes;
+	const uint32_t n = dfa->n_classes;
 
-	if (c->wide) {
-		memcpy((uint32_t *)c->transitions + state * n, row, n * sizeof(*row));
+	if (dfa->wide) {
+		memcpy((uint32_t *)dfa->transitions + state * n, row, n * sizeof(*row));
 		return;
 	}
-	uint16_t *narrow = (uint16_t *)c->transitions + state * n;
+	uint16_t *narrow = (uint16_t *)dfa->transitions + state * n;
 	for (uint32_t cl = 0; cl < n; cl++)
 		narrow[cl] = (uint16_t)row[cl];
 }
 
-void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uint32_t *out)
+void sg_dfa_next_states(const struct sg_dfa *dfa, size_t first, size_t n, uint32_t *out)
 {
-	if (c->wide) {
-		memcpy(out, (const uint32_t *)c->transitions + first, n * sizeof(*out));
+	if (dfa->wide) {
+		memcpy(out, (const uint32_t *)dfa->transitions + first, n * sizeof(*out));
 		return;
 	}
-	const uint16_t *narrow = (const uint16_t *)c->transitions + first;
+	const uint16_t *narrow = (const uint16_t *)dfa->transitions + first;
 	for (size_t i = 0; i < n; i++)
 		out[i] = narrow[i];
 }
@@ -430,14 +430,14 @@ void sg_dfa_next_states(const struct sg_compiled *c, size_t first, size_t n, uin
  * numbers) are copied over; the others are written as their states are
  * processed.
  */
-static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
+static void widen(struct sg_dfa *dfa, size_t rows, size_t cap_rows)
 {
-	uint32_t *wide = sg_xrealloc(NULL, cap_rows * c->config.n_classes, sizeof(*wide));
+	uint32_t *wide = sg_xrealloc(NULL, cap_rows * dfa->n_classes, sizeof(*wide));
 
-	sg_dfa_next_states(c, 0, rows * c->config.n_classes, wide);
-	free(c->transitions);
-	c->transitions = wide;
-	c->wide = true;
+	sg_dfa_next_states(dfa, 0, rows * dfa->n_classes, wide);
+	free(dfa->transitions);
+	dfa->transitions = wide;
+	dfa->wide = true;
 }
 
 /*
@@ -447,7 +447,7 @@ static void widen(struct sg_compiled *c, size_t rows, size_t cap_rows)
  */
 static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 {
-	struct sg_compiled *c = b->c;
+	struct sg_dfa *dfa = b->dfa;
 
 	if (n == 0)
 		return SG_DEAD_STATE;
@@ -460,22 +460,22 @@ static int64_t state_of(struct dfa_builder *b, const uint32_t *v, size_t n)
 			return s;
 	}
 
-	if (c->n_states >= SG_MAX_DFA_STATES)
+	if (dfa->n_states >= SG_MAX_DFA_STATES)
 		return -E2BIG;
-	uint32_t s = c->n_states++, local = s - b->base;
-	const bool grow = c->n_states > b->states_cap;
+	uint32_t s = dfa->n_states++, local = s - b->base;
+	const bool grow = dfa->n_states > b->states_cap;
 	if (grow) {
 		/* Never past the limit: its rows would be allocated for nothing. */
 		b->states_cap =
 		    b->states_cap * 2 < SG_MAX_DFA_STATES ? b->states_cap * 2 : SG_MAX_DFA_STATES;
-		c->accept = sg_xrealloc(c->accept, b->states_cap, sizeof(uint32_t));
+		dfa->accept = sg_xrealloc(dfa->accept, b->states_cap, sizeof(uint32_t));
 	}
-	if (s > UINT16_MAX && !c->wide)
-		widen(c, s, b->states_cap);
+	if (s > UINT16_MAX && !dfa->wide)
+		widen(dfa, s, b->states_cap);
 	else if (grow)
-		c->transitions =
-		    sg_xrealloc(c->transitions, b->states_cap * b->n_classes, sg_dfa_entry_size(c));
-	c->accept[s] = set_accept(b->nfa, v, n);
+		dfa->transitions = sg_xrealloc(dfa->transitions, b->states_cap * b->n_classes,
+					       sg_dfa_entry_size(dfa));
+	dfa->accept[s] = set_accept(b->nfa, v, n);
 	if (local >= b->sets_cap) {
 		b->sets_cap = b->sets_cap ? 2 * b->sets_cap : 256;
 		b->set_off = sg_xrealloc(b->set_off, b->sets_cap, sizeof(*b->set_off));
@@ -637,7 +637,7 @@ static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t
 			return (int)next;
 		s->row[cl] = (uint32_t)next;
 	}
-	store_row(b->c, state, s->row);
+	store_row(b->dfa, state, s->row);
 	return 0;
 }
 
@@ -651,24 +651,24 @@ static int process_state(struct dfa_builder *b, struct step_scratch *s, uint32_t
  */
 static void reserve(struct dfa_builder *b, size_t states)
 {
-	struct sg_compiled *c = b->c;
+	struct sg_dfa *dfa = b->dfa;
 	/*
 	 * No more than the limit lets through, and no more than 16 MiB of
 	 * 16-bit rows ahead: an untrusted policy of many patterns gets its
 	 * "too complex", not an abort for memory it never touches.
 	 */
 	size_t row_bytes = (size_t)b->n_classes * sizeof(uint16_t), limit = SG_MAX_DFA_STATES;
-	if (states > limit + 1 - c->n_states)
-		states = limit + 1 - c->n_states;
+	if (states > limit + 1 - dfa->n_states)
+		states = limit + 1 - dfa->n_states;
 	if (states > (16u << 20) / row_bytes)
 		states = (16u << 20) / row_bytes;
-	size_t want = c->n_states + states;
+	size_t want = dfa->n_states + states;
 
 	if (want > b->states_cap) {
 		b->states_cap = want;
-		c->accept = sg_xrealloc(c->accept, want, sizeof(uint32_t));
-		c->transitions =
-		    sg_xrealloc(c->transitions, want * b->n_classes, sg_dfa_entry_size(c));
+		dfa->accept = sg_xrealloc(dfa->accept, want, sizeof(uint32_t));
+		dfa->transitions =
+		    sg_xrealloc(dfa->transitions, want * b->n_classes, sg_dfa_entry_size(dfa));
 	}
 	b->sets_cap = states;
 	b->set_off = sg_xrealloc(b->set_off, states, sizeof(*b->set_off));
@@ -682,16 +682,16 @@ static void reserve(struct dfa_builder *b, size_t states)
 	b->table = sg_xcalloc(b->table_cap, sizeof(*b->table));
 }
 
-/* Builds the DFA of @nfa into c's tables; returns its start state. */
-static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, const atomic_bool *cancel,
+/* Builds the DFA of @nfa into @dfa's tables; *@start is its start state. */
+static int build_layer_dfa(struct sg_dfa *dfa, const struct nfa *nfa, const atomic_bool *cancel,
 			   size_t *states_cap, uint32_t *start)
 {
 	struct dfa_builder b = {
 	    .nfa = nfa,
-	    .c = c,
-	    .n_classes = c->config.n_classes,
+	    .dfa = dfa,
+	    .n_classes = dfa->n_classes,
 	    .states_cap = *states_cap,
-	    .base = c->n_states,
+	    .base = dfa->n_states,
 	};
 	struct step_scratch s = {0};
 	struct posbuf root = {0}, first = {0};
@@ -717,7 +717,7 @@ static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, const a
 		goto out;
 	}
 	*start = (uint32_t)st;
-	for (uint32_t state = b.base; state < c->n_states; state++) {
+	for (uint32_t state = b.base; state < dfa->n_states; state++) {
 		/* A few hundred states take tens of microseconds. */
 		if (cancel && state % 256 == 0 &&
 		    atomic_load_explicit(cancel, memory_order_relaxed)) {
@@ -738,7 +738,7 @@ out:
 }
 
 /* Bytes named literally by some pattern get a class each; '/' has its own; the rest share one. */
-static void assign_byte_classes(const struct sg_dfa_input *in, struct sg_config *cfg)
+static void assign_byte_classes(const struct sg_dfa_input *in, struct sg_dfa *dfa)
 {
 	bool used[256] = {false};
 
@@ -746,12 +746,12 @@ static void assign_byte_classes(const struct sg_dfa_input *in, struct sg_config 
 		for (const char *p = in->pattern[k]; *p; p++)
 			used[(unsigned char)*p] = true;
 	used['*'] = used['?'] = used['/'] = used[0] = false;
-	memset(cfg->byte_class, CLASS_OTHER, sizeof(cfg->byte_class));
-	cfg->byte_class['/'] = CLASS_SLASH;
-	cfg->n_classes = 2;
+	memset(dfa->byte_class, CLASS_OTHER, sizeof(dfa->byte_class));
+	dfa->byte_class['/'] = CLASS_SLASH;
+	dfa->n_classes = 2;
 	for (unsigned ch = 1; ch < 256; ch++)
 		if (used[ch])
-			cfg->byte_class[ch] = (uint8_t)cfg->n_classes++;
+			dfa->byte_class[ch] = (uint8_t)dfa->n_classes++;
 }
 
 /*
@@ -771,9 +771,9 @@ static bool columns_all_differ(const uint64_t *hash, uint32_t n_classes)
  * Merges byte classes that every DFA state treats alike (identical columns of
  * the transition table) to keep rows short. '/' keeps its own class.
  */
-static void merge_byte_classes(struct sg_compiled *c)
+static void merge_byte_classes(struct sg_dfa *dfa)
 {
-	uint32_t n_classes = c->config.n_classes, n_states = c->n_states;
+	uint32_t n_classes = dfa->n_classes, n_states = dfa->n_states;
 	uint32_t map[256], n_new = 0, next_look = 256;
 	uint64_t hash[256];
 	bool kept[256];
@@ -788,7 +788,7 @@ static void merge_byte_classes(struct sg_compiled *c)
 	memset(hash, 0, sizeof(hash));
 	for (uint32_t s = 0; s < n_states; s++) {
 		for (uint32_t cl = 0; cl < n_classes; cl++)
-			hash[cl] = (hash[cl] ^ sg_dfa_next(c, s, cl)) * 0x100000001b3ull;
+			hash[cl] = (hash[cl] ^ sg_dfa_next(dfa, s, cl)) * 0x100000001b3ull;
 		if (s + 1 == next_look) {
 			if (columns_all_differ(hash, n_classes))
 				return;
@@ -802,7 +802,7 @@ static void merge_byte_classes(struct sg_compiled *c)
 				continue;
 			bool same = true;
 			for (uint32_t s = 0; s < n_states && same; s++)
-				same = sg_dfa_next(c, s, cl) == sg_dfa_next(c, s, prev);
+				same = sg_dfa_next(dfa, s, cl) == sg_dfa_next(dfa, s, prev);
 			if (same) {
 				map[cl] = map[prev];
 				kept[cl] = false;
@@ -822,12 +822,12 @@ static void merge_byte_classes(struct sg_compiled *c)
 	 */
 	for (uint32_t s = 0; s < n_states; s++)
 		for (uint32_t cl = 0; cl < n_classes; cl++)
-			set_next(c, (size_t)s * n_new + map[cl], sg_dfa_next(c, s, cl));
-	c->transitions =
-	    sg_xrealloc(c->transitions, (size_t)n_states * n_new, sg_dfa_entry_size(c));
+			set_next(dfa, (size_t)s * n_new + map[cl], sg_dfa_next(dfa, s, cl));
+	dfa->transitions =
+	    sg_xrealloc(dfa->transitions, (size_t)n_states * n_new, sg_dfa_entry_size(dfa));
 	for (unsigned ch = 0; ch < 256; ch++)
-		c->config.byte_class[ch] = (uint8_t)map[c->config.byte_class[ch]];
-	c->config.n_classes = n_new;
+		dfa->byte_class[ch] = (uint8_t)map[dfa->byte_class[ch]];
+	dfa->n_classes = n_new;
 }
 
 void sg_dfa_input_add(struct sg_dfa_input *in, const char *pattern, uint32_t len, uint32_t rule)
@@ -871,17 +871,17 @@ void sg_dfa_input_free(struct sg_dfa_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_compiled *c,
+int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_dfa *dfa,
 		 uint32_t *failed_layer)
 {
 	struct nfa nfa = {0};
 	size_t states_cap = 1024;
 
-	assign_byte_classes(in, &c->config);
-	c->transitions = sg_xcalloc(states_cap * c->config.n_classes, sizeof(uint16_t));
-	c->accept = sg_xcalloc(states_cap, sizeof(uint32_t));
-	c->accept[SG_DEAD_STATE] = SG_NO_RULE;
-	c->n_states = 1;
+	assign_byte_classes(in, dfa);
+	dfa->transitions = sg_xcalloc(states_cap * dfa->n_classes, sizeof(uint16_t));
+	dfa->accept = sg_xcalloc(states_cap, sizeof(uint32_t));
+	dfa->accept[SG_DEAD_STATE] = SG_NO_RULE;
+	dfa->n_states = 1;
 
 	for (uint32_t l = 0; l < in->n_layers; l++) {
 		const size_t first = l ? in->layer_end[l - 1] : 0;
@@ -892,9 +892,8 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 		nfa_reserve(&nfa, bytes);
 		nfa_node(&nfa, LOOP_NONE); /* the root */
 		for (size_t k = first; k < in->layer_end[l]; k++)
-			nfa_add_pattern(&nfa, c->config.byte_class, in->pattern[k], in->rule[k]);
-		int r =
-		    build_layer_dfa(c, &nfa, cancel, &states_cap, &c->config.layers[l].dfa_start);
+			nfa_add_pattern(&nfa, dfa->byte_class, in->pattern[k], in->rule[k]);
+		int r = build_layer_dfa(dfa, &nfa, cancel, &states_cap, &dfa->start[l]);
 		if (r < 0) {
 			nfa_free(&nfa);
 			*failed_layer = l;
@@ -903,46 +902,30 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 	}
 	nfa_free(&nfa);
 	/* The tables grew by doubling: give back the rows no state took. */
-	c->transitions = sg_xrealloc(c->transitions, (size_t)c->n_states * c->config.n_classes,
-				     sg_dfa_entry_size(c));
-	c->accept = sg_xrealloc(c->accept, c->n_states, sizeof(uint32_t));
-	merge_byte_classes(c);
+	dfa->transitions = sg_xrealloc(dfa->transitions, (size_t)dfa->n_states * dfa->n_classes,
+				       sg_dfa_entry_size(dfa));
+	dfa->accept = sg_xrealloc(dfa->accept, dfa->n_states, sizeof(uint32_t));
+	merge_byte_classes(dfa);
 	return 0;
 }
 
-/* Copies the DFA fields of @from to @to. */
-static void copy_dfa_fields(struct sg_compiled *to, const struct sg_compiled *from)
+uint32_t sg_dfa_match(const struct sg_dfa *dfa, uint32_t layer, const char *name)
 {
-	memcpy(to->config.byte_class, from->config.byte_class, sizeof(to->config.byte_class));
-	to->config.n_classes = from->config.n_classes;
-	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
-		to->config.layers[l].dfa_start = from->config.layers[l].dfa_start;
-	to->n_states = from->n_states;
-	to->transitions = from->transitions;
-	to->wide = from->wide;
-	to->accept = from->accept;
+	if (layer >= SG_LAYERS_MAX || !dfa->transitions)
+		return SG_NO_RULE;
+	uint32_t state = dfa->start[layer];
+	for (const unsigned char *p = (const unsigned char *)name; *p && state != SG_DEAD_STATE;
+	     p++)
+		state = sg_dfa_next(dfa, state, dfa->byte_class[*p]);
+	return dfa->accept[state];
 }
 
-void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
+void sg_dfa_free(struct sg_dfa *dfa)
 {
-	copy_dfa_fields(to, from);
-	from->transitions = NULL;
-	from->accept = NULL;
-	from->n_states = 0;
-}
-
-void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view)
-{
-	memset(view, 0, sizeof(*view));
-	copy_dfa_fields(view, c);
-}
-
-void sg_dfa_free(struct sg_compiled *c)
-{
-	free(c->transitions);
-	free(c->accept);
-	c->transitions = NULL;
-	c->accept = NULL;
-	c->n_states = 0;
-	c->wide = false;
+	free(dfa->transitions);
+	free(dfa->accept);
+	dfa->transitions = NULL;
+	dfa->accept = NULL;
+	dfa->n_states = 0;
+	dfa->wide = false;
 }

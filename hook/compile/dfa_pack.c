@@ -3,13 +3,12 @@
 
 #include <string.h>
 
-#include "compile/dfa.h"
 #include "base/util.h"
 
 /* Columns of a row: the byte classes and the accepted rule's. */
-static uint32_t columns_of(const struct sg_compiled *c)
+static uint32_t columns_of(const struct sg_dfa *dfa)
 {
-	return sg_dfa_accept_column(c->config.n_classes) + 1;
+	return sg_dfa_accept_column(dfa->n_classes) + 1;
 }
 
 /* A state's row, its accepted rule last: at most 256 classes and that. */
@@ -63,17 +62,17 @@ static uint32_t count_unlike(const uint32_t *row, uint32_t n, uint32_t entry)
 }
 
 /* The entry of state @s in @column: its next state on a byte class, or its accepted rule. */
-static uint32_t entry_at(const struct sg_compiled *c, uint32_t s, uint32_t column)
+static uint32_t entry_at(const struct sg_dfa *dfa, uint32_t s, uint32_t column)
 {
-	const uint32_t classes = c->config.n_classes;
-	return column == classes ? c->accept[s] : sg_dfa_next(c, s, column);
+	const uint32_t classes = dfa->n_classes;
+	return column == classes ? dfa->accept[s] : sg_dfa_next(dfa, s, column);
 }
 
-static void read_row(const struct sg_compiled *c, uint32_t s, struct row *r)
+static void read_row(const struct sg_dfa *dfa, uint32_t s, struct row *r)
 {
-	const uint32_t classes = c->config.n_classes;
-	sg_dfa_next_states(c, (size_t)s * classes, classes, r->entry);
-	r->entry[classes] = c->accept[s];
+	const uint32_t classes = dfa->n_classes;
+	sg_dfa_next_states(dfa, (size_t)s * classes, classes, r->entry);
+	r->entry[classes] = dfa->accept[s];
 }
 
 /* Room in @x for a row's extras, which keep_extras writes at the end of @x. */
@@ -120,11 +119,11 @@ static uint64_t lanes_unlike(uint64_t w, uint64_t dflt4)
  * entry by entry, choosing defaults took over a third of packing 13,700
  * states.
  */
-static bool keep_narrow_extras(const struct sg_compiled *c, uint32_t s, uint32_t *dflt,
-			       uint16_t *out, uint32_t *kept)
+static bool keep_narrow_extras(const struct sg_dfa *dfa, uint32_t s, uint32_t *dflt, uint16_t *out,
+			       uint32_t *kept)
 {
-	const uint32_t classes = c->config.n_classes;
-	const uint16_t *row = (const uint16_t *)c->transitions + (size_t)s * classes;
+	const uint32_t classes = dfa->n_classes;
+	const uint16_t *row = (const uint16_t *)dfa->transitions + (size_t)s * classes;
 	const uint16_t d = (uint16_t)likely_of(row[0], row[classes / 2], row[classes - 1]);
 	const uint64_t d4 = d * 0x0001000100010001ull;
 	uint32_t n = 0;
@@ -142,7 +141,7 @@ static bool keep_narrow_extras(const struct sg_compiled *c, uint32_t s, uint32_t
 	}
 	if (n * 2 > classes)
 		return false;
-	if (c->accept[s] != SG_NO_RULE)
+	if (dfa->accept[s] != SG_NO_RULE)
 		out[n++] = (uint16_t)classes;
 	*dflt = d;
 	*kept = n;
@@ -232,15 +231,15 @@ static uint32_t place_row(struct room *rm, const uint16_t *column, uint32_t n, u
 /* Each state's default and extras (@x); the most extras any has. */
 static uint32_t choose_defaults(struct sg_dfa_packed *p, struct row *r, struct extra_columns *x)
 {
-	const struct sg_compiled *c = &p->dfa;
-	const uint32_t classes = c->config.n_classes;
+	const struct sg_dfa *dfa = &p->dfa;
+	const uint32_t classes = dfa->n_classes;
 	uint32_t most = 0;
 
-	for (uint32_t s = 0; s < c->n_states; s++) {
+	for (uint32_t s = 0; s < dfa->n_states; s++) {
 		uint16_t *out = room_for_row(x, classes);
 		uint32_t d, n;
-		if (c->wide || !keep_narrow_extras(c, s, &d, out, &n)) {
-			read_row(c, s, r);
+		if (dfa->wide || !keep_narrow_extras(dfa, s, &d, out, &n)) {
+			read_row(dfa, s, r);
 			d = likely_majority(r->entry, classes);
 			if (count_unlike(r->entry, classes, d) * 2 > classes)
 				d = majority(r->entry, classes);
@@ -276,14 +275,14 @@ static uint32_t *placing_order(const struct sg_dfa_packed *p, uint32_t most)
 	return sg_order_by_key(p->dfa.n_states, most + 1, fewer_extras, &w);
 }
 
-void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
+void sg_dfa_pack(const struct sg_dfa *dfa, struct sg_dfa_packed *out)
 {
-	const size_t n = c->n_states ? c->n_states : 1;
+	const size_t n = dfa->n_states ? dfa->n_states : 1;
 	struct room rm = {0};
 	struct row r;
 
 	*out = (struct sg_dfa_packed){0};
-	sg_dfa_view(c, &out->dfa);
+	out->dfa = *dfa;
 	out->defaults = sg_xcalloc(n, sizeof(*out->defaults));
 	out->offsets = sg_xcalloc(n, sizeof(*out->offsets));
 	out->extras = sg_xcalloc(n, sizeof(*out->extras));
@@ -294,17 +293,17 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 	 * from nothing, a large policy's packing touched half as many pages
 	 * again in the blocks they grew out of.
 	 */
-	struct extra_columns x = {.cap = 2 * n + columns_of(c)};
+	struct extra_columns x = {.cap = 2 * n + columns_of(dfa)};
 	x.columns = sg_xrealloc(NULL, x.cap, sizeof(*x.columns));
 	_cleanup_free_ uint32_t *order = placing_order(out, choose_defaults(out, &r, &x));
-	for (uint32_t i = 0; i < c->n_states && out->extras[order[i]]; i++) {
+	for (uint32_t i = 0; i < dfa->n_states && out->extras[order[i]]; i++) {
 		const uint32_t s = order[i];
 		out->offsets[s] =
-		    place_row(&rm, x.columns + out->first[s], out->extras[s], columns_of(c));
+		    place_row(&rm, x.columns + out->first[s], out->extras[s], columns_of(dfa));
 	}
 	free(rm.next_free);
 	out->columns = x.columns;
-	out->n_elements = (size_t)c->n_states + rm.end;
+	out->n_elements = (size_t)dfa->n_states + rm.end;
 	if (out->n_elements == 0)
 		out->n_elements = 1; /* an array map has at least one element */
 }
@@ -312,8 +311,8 @@ void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out)
 void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t count,
 			 sg_dfa_element *dst)
 {
-	const struct sg_compiled *c = &p->dfa;
-	const size_t n = c->n_states, end = first + count;
+	const struct sg_dfa *dfa = &p->dfa;
+	const size_t n = dfa->n_states, end = first + count;
 
 	memset(dst, 0, count * sizeof(*dst));
 	for (size_t s = first; s < n && s < end; s++) {
@@ -322,14 +321,14 @@ void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t cou
 	}
 	for (uint32_t s = 0; s < n; s++) {
 		const size_t base = n + p->offsets[s];
-		if (!p->extras[s] || base >= end || base + columns_of(c) <= first)
+		if (!p->extras[s] || base >= end || base + columns_of(dfa) <= first)
 			continue;
 		const uint16_t *column = p->columns + p->first[s];
 		for (uint32_t i = 0; i < p->extras[s]; i++) {
 			const size_t at = base + column[i];
 			if (at >= first && at < end) {
 				dst[at - first][0] = sg_dfa_owner(s);
-				dst[at - first][1] = entry_at(c, s, column[i]);
+				dst[at - first][1] = entry_at(dfa, s, column[i]);
 			}
 		}
 	}

@@ -16,17 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compile/compile.h"
+#include "compile/dfa.h"
 
 typedef uint32_t sg_dfa_element[SG_DFA_ELEMENT_WORDS];
 
 struct sg_dfa_packed {
 	/*
-	 * The DFA's fields of the compiled policy it packs (sg_dfa_view): its
-	 * tables are borrowed, and stay where they are when the policy's struct
-	 * is copied or its DFA moved (sg_dfa_move).
+	 * A copy of the DFA it packs, whose tables it borrows: they stay where
+	 * they are when the DFA's struct is copied or moved.
 	 */
-	struct sg_compiled dfa;
+	struct sg_dfa dfa;
 	uint32_t *defaults; /* each state's default next state */
 	uint32_t *offsets;  /* each state's base, less n_states */
 	uint16_t *extras;   /* how many entries each state has other than its default */
@@ -36,10 +35,10 @@ struct sg_dfa_packed {
 };
 
 /*
- * Plans where @c's entries go; @c's DFA tables must outlive the plan.
- * Aborts on no memory (sg_xcalloc).
+ * Plans where @dfa's entries go; its tables must outlive the plan. Aborts
+ * on no memory (sg_xcalloc).
  */
-void sg_dfa_pack(const struct sg_compiled *c, struct sg_dfa_packed *out);
+void sg_dfa_pack(const struct sg_dfa *dfa, struct sg_dfa_packed *out);
 
 /* Writes elements @first to @first + @count - 1 at @dst. */
 void sg_dfa_packed_write(const struct sg_dfa_packed *p, size_t first, size_t count,

@@ -47,15 +47,15 @@ static inline __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *
 
 static inline __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class)
 {
-	const struct sg_compiled *c = env->c;
-	if (state >= c->n_states || byte_class >= c->config.n_classes)
+	const struct sg_dfa *dfa = &env->c->dfa;
+	if (state >= dfa->n_states || byte_class >= dfa->n_classes)
 		return SG_DEAD_STATE;
-	return sg_dfa_next(c, state, byte_class);
+	return sg_dfa_next(dfa, state, byte_class);
 }
 
 static inline __u32 sg_env_accept(struct sg_env *env, __u32 state)
 {
-	return state < env->c->n_states ? env->c->accept[state] : SG_NO_RULE;
+	return state < env->c->dfa.n_states ? env->c->dfa.accept[state] : SG_NO_RULE;
 }
 
 static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);

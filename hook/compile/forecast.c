@@ -36,11 +36,11 @@ struct sg_dfa_forecast {
 	struct sg_dfa_input in;
 	/* The thread's until dfa_done; the DFA only read after that, to be packed */
 	bool built; /* dfa is in's */
-	struct sg_compiled dfa;
+	struct sg_dfa dfa;
 	/* The thread's, until packing_done: */
 	struct sg_dfa_packed *packed;
 
-	bool taken; /* dfa's arrays are a compiled policy's */
+	bool taken; /* dfa's tables are a compiled policy's */
 };
 
 static const char *skip_space(const char *p, const char *end)
@@ -378,12 +378,9 @@ void sg_dfa_forecast_cancel(struct sg_dfa_forecast *f)
 		atomic_store(&f->cancel, true);
 }
 
-bool sg_dfa_forecast_take(struct sg_dfa_forecast **fp, const struct sg_dfa_input *in,
-			  struct sg_compiled *c)
+bool sg_dfa_forecast_take(struct sg_dfa_forecast *f, const struct sg_dfa_input *in,
+			  struct sg_dfa *dfa)
 {
-	struct sg_dfa_forecast *f = *fp;
-	struct sg_compiled view;
-
 	sg_dfa_forecast_text_done(f);
 	if (!f->scanned || !sg_dfa_input_equal(&f->in, in)) {
 		stop(f, true);
@@ -394,11 +391,9 @@ bool sg_dfa_forecast_take(struct sg_dfa_forecast **fp, const struct sg_dfa_input
 		stop(f, false);
 		return false;
 	}
-	/* A view: the thread reads f->dfa while it packs; its arrays are c's now. */
-	sg_dfa_view(&f->dfa, &view);
-	sg_dfa_move(c, &view);
+	/* A copy: the thread reads f->dfa while it packs; its tables are @dfa's now. */
+	*dfa = f->dfa;
 	f->taken = true;
-	c->dfa_forecast = SG_TAKE(*fp);
 	return true;
 }
 

@@ -46,14 +46,14 @@ struct sg_dfa_forecast *sg_dfa_forecast_start(const char *text, size_t len,
 void sg_dfa_forecast_text_done(struct sg_dfa_forecast *f);
 
 /*
- * Moves the forecast's DFA into @c (its DFA fields, empty) and returns true
- * when it was built from exactly @in, waiting for it to be built but not
- * packed: the forecast goes with it, packing it still (*@f becomes NULL,
- * c->dfa_forecast; sg_compiled_free frees both, in that order). Otherwise
- * stops the forecast and returns false; *@f stays the caller's.
+ * Moves the forecast's DFA into @dfa (empty) and returns true when it was
+ * built from exactly @in, waiting for it to be built but not packed: the
+ * forecast, packing it still, then goes with the DFA (sg_compiled's
+ * dfa_forecast; sg_compiled_free frees both, in that order). Otherwise
+ * stops the forecast and returns false.
  */
-bool sg_dfa_forecast_take(struct sg_dfa_forecast **f, const struct sg_dfa_input *in,
-			  struct sg_compiled *c);
+bool sg_dfa_forecast_take(struct sg_dfa_forecast *f, const struct sg_dfa_input *in,
+			  struct sg_dfa *dfa);
 
 /* The taken DFA as the program reads it, once packed; NULL where the packing stopped. */
 const struct sg_dfa_packed *sg_dfa_forecast_packed(struct sg_dfa_forecast *f);

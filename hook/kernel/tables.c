@@ -480,7 +480,7 @@ static int plan_table(struct maps_work *w, size_t pin)
 	} else if (pin == SG_TABLE_DFA) {
 		const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(w->c);
 		if (!ahead)
-			sg_dfa_pack(w->c, &w->planned.own_dfa);
+			sg_dfa_pack(&w->c->dfa, &w->planned.own_dfa);
 		w->planned.dfa = ahead ? ahead : &w->planned.own_dfa;
 		w->sizes.dfa_elements = w->planned.dfa->n_elements;
 		return 0;
@@ -549,7 +549,7 @@ static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
 	const struct table_sizes likely = {
 	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
 	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1,
-	    (size_t)c->n_states * 3 /* the states and about two entries each: dfa_pack.h */};
+	    (size_t)c->dfa.n_states * 3 /* the states and about two entries each: dfa_pack.h */};
 	size_t bytes = 0;
 	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
 		if (is_absent(c, n_long, pin))
