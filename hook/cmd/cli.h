@@ -31,14 +31,6 @@ int sg_cmd_preload(int argc, char **argv);
 int sg_cmd_monitor(int argc, char **argv);
 int sg_cmd_learn(int argc, char **argv);
 
-/* Probes the kernel (hook support, rewriting) and sets compiled->config.rewrite_works. */
-struct sg_compiled;
-int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err);
-
-/* sg_prepare_kernel in two steps: the probes (cached per boot), then fitting @compiled. */
-int sg_probe_kernel(bool *rewrite_works, struct sg_err *err);
-void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
-
 /*
  * Parses a command's one option, --config FILE, and loads that node config
  * (the default one without it). Returns SG_EXIT_OK with optind at the first

@@ -15,7 +15,7 @@
 #include "oci/config.h"
 #include "kernel/guard.h"
 #include "base/log.h"
-#include "kernel/probe.h"
+#include "kernel/probe_rewrite.h"
 #include "policy/profiles.h"
 #include "base/timing.h"
 #include "base/util.h"
@@ -37,47 +37,8 @@ static int load_policy(const char *file, const char *profile, const char *config
 	return r;
 }
 
-/* Some layer of @compiled is in audit mode. */
-static bool compiled_audits(const struct sg_compiled *compiled)
-{
-	for (uint32_t i = 0; i < compiled->config.n_layers && i < SG_LAYERS_MAX; i++)
-		if (compiled->config.layers[i].mode == SG_MODE_AUDIT)
-			return true;
-	return false;
-}
-
-int sg_probe_kernel(bool *rewrite_works, struct sg_err *err)
-{
-	const char *missing = sg_probe_missing_feature();
-	if (missing)
-		return sg_unsupported_error(err, EOPNOTSUPP, "this kernel lacks %s, which guarding needs",
-				       missing);
-	return sg_probe_rewrite(rewrite_works, err);
-}
-
-/*
- * Rewriting needs a kernel where bpf_sysctl_set_new_value works; elsewhere
- * rewrite and clamp rules deny, and the user hears why.
- */
-void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works)
-{
-	compiled->config.rewrite_works = rewrite_works;
-	/* Audit layers report every write. */
-	compiled->config.audit_events = compiled_audits(compiled);
-	if (rewrite_works)
-		return;
-	for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
-		const struct sg_rule_entry *e = &compiled->rules[i];
-		if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
-			sg_warning("this kernel ignores bpf_sysctl_set_new_value() (the stable "
-				   "kernels 6.1.192, 6.12.96 and 6.18.39 have the fix): rewrite and "
-				   "clamp rules deny instead");
-			return;
-		}
-	}
-}
-
-int sg_prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
+/* Probes the kernel (cached per boot) and fits @compiled to it. */
+static int prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 {
 	bool works = false;
 	int r = sg_probe_kernel(&works, err);
@@ -154,7 +115,7 @@ int sg_cmd_attach(int argc, char **argv)
 	sg_policy_set_adopt(&policy, label, &set);
 	int r = sg_compile(&set, &compiled, &err);
 	sg_timing_mark("compile");
-	if (r < 0 || sg_prepare_kernel(&compiled, &err) < 0) {
+	if (r < 0 || prepare_kernel(&compiled, &err) < 0) {
 		status = sg_report(&err);
 		goto out;
 	}

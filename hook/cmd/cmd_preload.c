@@ -25,6 +25,7 @@
 #include "oci/confine.h"
 #include "oci/config.h"
 #include "kernel/guard.h"
+#include "kernel/probe_rewrite.h"
 #include "oci/source.h"
 #include "kernel/tables.h"
 #include "base/util.h"

@@ -22,6 +22,7 @@
 #include "oci/confine.h"
 #include "oci/config.h"
 #include "kernel/guard.h"
+#include "kernel/probe_rewrite.h"
 #include "policy/inputs.h"
 #include "cmd/learn.h"
 #include "base/log.h"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmd/learn.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +21,7 @@
 #include "policy/name.h"
 #include "policy/policy.h"
 #include "base/util.h"
+#include "kernel/map.h"
 
 /* One sysctl the workload touched. */
 struct learned {
@@ -368,86 +368,6 @@ int sg_learn_save(const char *entry, const char *container_id, struct sg_err *er
 	if (r < 0)
 		unlink(tmp);
 	return r;
-}
-
-/* The keys of @fd's records for which @drop says so, then deleted: not while iterating. */
-static void forget_where(int fd, bool (*drop)(uint64_t cgid, void *arg), void *arg)
-{
-	struct sg_seen_key key, next;
-	struct sg_seen_key *doomed = NULL;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-
-	if (!sg_map_shape_is(fd, sizeof(next), sizeof(uint64_t)))
-		return;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (!drop(next.guard, arg))
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			doomed = sg_xrealloc(doomed, cap, sizeof(*doomed));
-		}
-		doomed[n++] = next;
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &doomed[i]);
-	free(doomed);
-}
-
-static bool is_cgroup(uint64_t cgid, void *arg)
-{
-	return cgid == *(const uint64_t *)arg;
-}
-
-void sg_learn_forget(const char *program_key, uint64_t cgid)
-{
-	_cleanup_close_ int fd = sg_program_open_map(program_key, "seen");
-	if (fd >= 0)
-		forget_where(fd, is_cgroup, &cgid);
-}
-
-/*
- * Whether a guard of cgroup @cgid is pinned, asked once per cgroup: a
- * cgroup has many records, and gc holds every hook back while it looks.
- */
-struct guard_cache {
-	struct {
-		uint64_t cgid; /* 0: empty (no cgroup has id 0) */
-		bool guarded;
-	} slot[256];
-};
-
-static bool unguarded(uint64_t cgid, void *arg)
-{
-	struct guard_cache *cache = arg;
-	size_t i = (size_t)((cgid * 0x9e3779b97f4a7c15ull) >> 56);
-	char entry[32];
-
-	if (cache->slot[i].cgid != cgid) {
-		sg_guard_entry_name(cgid, entry);
-		cache->slot[i].cgid = cgid;
-		cache->slot[i].guarded = sg_guard_exists(entry);
-	}
-	return !cache->slot[i].guarded;
-}
-
-void sg_learn_forget_orphans(void)
-{
-	DIR *dir = opendir(SG_PROGRAM_ROOT);
-	struct guard_cache cache;
-
-	memset(&cache, 0, sizeof(cache));
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		if (de->d_name[0] == '.')
-			continue;
-		_cleanup_close_ int fd = sg_program_open_map(de->d_name, "seen");
-		if (fd >= 0)
-			forget_where(fd, unguarded, &cache);
-	}
-	if (dir)
-		closedir(dir);
 }
 
 int sg_cmd_learn(int argc, char **argv)

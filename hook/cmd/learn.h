@@ -23,15 +23,4 @@ int sg_learn_write_policy(const char *entry, const char *source, FILE *out, stru
 /* Writes it to SG_LEARNED_DIR/<container id>.json (poststop). */
 int sg_learn_save(const char *entry, const char *container_id, struct sg_err *err);
 
-/*
- * Deletes the record of cgroup @cgid from the seen map of program
- * @program_key, as its guard goes: a guard attached to the cgroup later
- * starts with none, and the node's 65,536 entries are not used up by
- * cgroups long gone.
- */
-void sg_learn_forget(const char *program_key, uint64_t cgid);
-
-/* Deletes the records of cgroups that no guard of the node names (gc). */
-void sg_learn_forget_orphans(void);
-
 #endif

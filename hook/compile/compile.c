@@ -17,6 +17,7 @@
 #include "compile/dfa.h"
 #include "compile/forecast.h"
 #include "policy/name.h"
+#include "base/log.h"
 #include "base/thread.h"
 #include "base/util.h"
 
@@ -858,6 +859,34 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	memset(&c, 0, sizeof(c));
 	rule_patterns_free(&patterns);
 	return 0;
+}
+
+/* Some layer of @compiled is in audit mode. */
+static bool compiled_audits(const struct sg_compiled *compiled)
+{
+	for (uint32_t i = 0; i < compiled->config.n_layers && i < SG_LAYERS_MAX; i++)
+		if (compiled->config.layers[i].mode == SG_MODE_AUDIT)
+			return true;
+	return false;
+}
+
+void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works)
+{
+	compiled->config.rewrite_works = rewrite_works;
+	/* Audit layers report every write. */
+	compiled->config.audit_events = compiled_audits(compiled);
+	if (rewrite_works)
+		return;
+	for (uint32_t i = 0; i < compiled->config.n_rules; i++) {
+		const struct sg_rule_entry *e = &compiled->rules[i];
+		if ((e->flags & SG_RULE_REWRITE) || e->on_violation == SG_VIOLATION_CLAMP) {
+			sg_warning(
+			    "this kernel ignores bpf_sysctl_set_new_value() (the stable "
+			    "kernels 6.1.192, 6.12.96 and 6.18.39 have the fix): rewrite and "
+			    "clamp rules deny instead");
+			return;
+		}
+	}
 }
 
 size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *never)

@@ -115,6 +115,14 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 		     struct sg_err *err);
 
 /*
+ * Fits @compiled to the kernel: rewriting needs one where
+ * bpf_sysctl_set_new_value() takes effect (@rewrite_works); elsewhere
+ * rewrite and clamp rules deny, and the user hears why. Audit layers have
+ * every write reported.
+ */
+void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
+
+/*
  * The DFA of @c as the program reads it, packed ahead (waiting for a
  * forecast to finish packing it), or NULL when none was: sg_dfa_pack then.
  */

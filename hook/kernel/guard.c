@@ -18,10 +18,12 @@
 
 #include "bpf/sysctl_guard.h"
 #include "kernel/cgroup.h"
-#include "cmd/learn.h"
+#include "kernel/seen.h"
 #include "base/log.h"
 #include "base/timing.h"
 #include "base/util.h"
+#include "kernel/fault.h"
+#include "kernel/map.h"
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
 
@@ -667,7 +669,7 @@ int sg_guard_remove_entry_of(const char *entry, const struct sg_guard_meta *meta
 	snprintf(dir, sizeof(dir), "%s/%s", SG_PIN_ROOT, entry);
 	int r = remove_pins(dir, true);
 	if (meta && meta->learn)
-		sg_learn_forget(meta->program_key, meta->cgroup_id);
+		sg_seen_forget(meta->program_key, meta->cgroup_id);
 	if (r < 0)
 		return sg_system_error(err, -r, "cannot remove the guard pinned at %s: %s", dir,
 				       strerror(-r));
@@ -1173,6 +1175,40 @@ static void gc_unused_programs(unsigned min_age_s)
 		closedir(dir);
 }
 
+/*
+ * Whether a guard of cgroup @cgid is pinned, asked once per cgroup: a
+ * cgroup has many records, and gc holds every hook back while it looks.
+ */
+struct guard_cache {
+	struct {
+		uint64_t cgid; /* 0: empty (no cgroup has id 0) */
+		bool guarded;
+	} slot[256];
+};
+
+static bool unguarded(uint64_t cgid, void *arg)
+{
+	struct guard_cache *cache = arg;
+	size_t i = (size_t)((cgid * 0x9e3779b97f4a7c15ull) >> 56);
+	char entry[32];
+
+	if (cache->slot[i].cgid != cgid) {
+		sg_guard_entry_name(cgid, entry);
+		cache->slot[i].cgid = cgid;
+		cache->slot[i].guarded = sg_guard_exists(entry);
+	}
+	return !cache->slot[i].guarded;
+}
+
+/* Deletes the records of cgroups that no guard of the node names: killed, crashed. */
+static void forget_unguarded_records(void)
+{
+	struct guard_cache cache;
+
+	memset(&cache, 0, sizeof(cache));
+	sg_seen_forget_where(unguarded, &cache);
+}
+
 /* Each program's record of inputs forgets the policies just removed. */
 static void gc_inputs(void)
 {
@@ -1198,7 +1234,7 @@ static int gc_locked(unsigned min_age_s, bool preloaded, bool programs)
 	if (removed > 0)
 		gc_inputs();
 	if (programs) {
-		sg_learn_forget_orphans(); /* of guards removed without a word: killed, crashed */
+		forget_unguarded_records(); /* of guards removed without a word */
 		gc_unused_programs(min_age_s);
 	}
 	close(lock_fd);

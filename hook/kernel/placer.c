@@ -20,8 +20,8 @@
 
 #include "base/log.h"
 #include "kernel/probe.h"
-#include "kernel/program.h" /* sg_injected_fault */
 #include "base/util.h"
+#include "kernel/fault.h"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>

@@ -9,8 +9,6 @@
 
 #include <stdbool.h>
 
-#include "base/err.h"
-
 #define SG_RUN_DIR     "/run/sysctl-guard"
 #define SG_PROBE_CACHE SG_RUN_DIR "/probe"
 
@@ -25,12 +23,11 @@ const char *sg_probe_missing_feature(void);
 bool sg_probe_task_helpers(void);
 
 /*
- * Whether bpf_sysctl_set_new_value() takes effect (it was silently ignored on
- * mainline kernels from 2022 until the June 2026 fixes). Probed by writing
- * kernel.domainname through a rewriting guard from a child in a fresh UTS
- * namespace and a temporary cgroup: harmless, that value is per namespace.
+ * The answer of the rewrite probe (probe_rewrite.h), which attaches a guard
+ * and so cannot be here, cached for this boot: 1 or 0, or -1 before it ran.
  */
-int sg_probe_rewrite(bool *works, struct sg_err *err);
+int sg_probe_cached_rewrite(void);
+void sg_probe_cache_rewrite(bool works);
 
 /*
  * Whether outer-map updates were recorded slow in the last minute: the

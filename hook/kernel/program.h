@@ -93,13 +93,6 @@ int sg_program_open_map(const char *key, const char *name);
 /* Removes the pins of program @key (it stays loaded while links use it). */
 int sg_program_unpin(const char *key);
 
-/*
- * Writes @n key/value pairs into map @fd: one BPF_MAP_UPDATE_BATCH call where
- * the kernel has it (5.6+), element by element otherwise. 0 or -errno.
- */
-int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *values,
-		      size_t value_size, size_t n, uint64_t flags);
-
 /* Unpins everything in @dir, then removes @dir; returns 0 or the last -errno. */
 int sg_unpin_dir(const char *dir);
 
@@ -110,52 +103,10 @@ int sg_unpin_dir(const char *dir);
  */
 int sg_pins_lock(bool exclusive);
 
-/*
- * A test seam: SYSCTL_GUARD_FAULT=STEP[,STEP...] makes those kernel steps
- * fail (bpffs, map_create, prog_load, map_update, attach, pin, rename), so
- * tests can show that every failure leaves nothing attached or pinned;
- * "rewrite" makes the probe find that the kernel ignores rewrites,
- * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
- * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
- * together at every size would, "placer" starts no placer tasks (placer.h),
- * so that the hook makes the outer-map updates itself, waits included,
- * "placer_tasks" has tasks make them whatever was measured lately,
- * "outer_slow" and "outer_quick" have every update the hook makes count as
- * slow or quick, whatever it took (placer.c),
- * "placer_stall" keeps the tasks (started as for placer_tasks) from
- * placing for a second while the hook waits 0.2 s for them, so that they
- * are killed before their slot is released,
- * and "kill_after_storage" kills an attach once the cgroup's storage
- * names the new policy, before its meta does, as a runtime's timeout could. It
- * can only make the hook fail or slower, deny what a rewrite or clamp rule
- * would have changed, or parse again: it fails closed. Returns -EIO for a
- * chosen step.
- */
-int sg_injected_fault(const char *step);
-
 /* Makes sure bpffs is mounted at /sys/fs/bpf and our directories exist. */
 int sg_bpffs_prepare(struct sg_err *err);
 
 /* Opens the node's events ring buffer, creating and pinning it when missing. */
 int sg_events_open(struct sg_err *err);
-
-/*
- * BPF_MAP_CREATE, named. Not libbpf's bpf_map_create: it loads a program to
- * probe whether the kernel takes map names (4.15+, older than our floor),
- * which cost a verification and a JIT on every hook run. -1 and errno on
- * failure.
- */
-int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, uint32_t value_size,
-		  uint32_t max_entries, uint32_t flags);
-
-/*
- * Whether map @fd has keys and values of these sizes. A map pinned by
- * another build of sysctl-guard (a node mid-upgrade, or rolled back) may
- * hold larger ones, which the kernel would copy past the end of ours.
- */
-bool sg_map_shape_is(int fd, size_t key_size, size_t value_size);
-
-/* bpf_map_lookup_elem, once the sizes are checked: 0, -errno, or -EPROTO for another shape. */
-int sg_map_lookup_sized(int fd, const void *key, size_t key_size, void *value, size_t value_size);
 
 #endif

@@ -28,6 +28,8 @@
 #include "base/siphash.h"
 #include "base/thread.h"
 #include "base/util.h"
+#include "kernel/fault.h"
+#include "kernel/map.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
 static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};

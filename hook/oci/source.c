@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cli.h"
 #include "oci/confine.h"
 #include "compile/forecast.h"
 #include "base/log.h"
