@@ -8,14 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile/compile.h"
+#include "base/util.h"
 #include "policy/compose.h"
-#include "oci/config.h"
-#include "compile/eval.h"
 #include "policy/name.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
-#include "base/util.h"
+#include "compile/compile.h"
+#include "compile/eval.h"
+#include "oci/config.h"
 
 const struct sg_command sg_commands[] = {
     {"hook", sg_cmd_hook, "[--config FILE] [prestart|createRuntime|poststop]",

@@ -8,17 +8,17 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "kernel/cgroup.h"
-#include "cmd/cli.h"
-#include "compile/compile.h"
-#include "policy/compose.h"
-#include "oci/config.h"
-#include "kernel/guard.h"
 #include "base/log.h"
-#include "kernel/probe_rewrite.h"
-#include "policy/profiles.h"
 #include "base/timing.h"
 #include "base/util.h"
+#include "policy/compose.h"
+#include "policy/profiles.h"
+#include "compile/compile.h"
+#include "kernel/cgroup.h"
+#include "kernel/guard.h"
+#include "kernel/probe_rewrite.h"
+#include "oci/config.h"
+#include "cmd/cli.h"
 
 /* Loads --policy FILE or --profile NAME. */
 static int load_policy(const char *file, const char *profile, const char *config_path,

@@ -20,15 +20,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "base/util.h"
 #include "policy/compose.h"
-#include "oci/confine.h"
-#include "oci/config.h"
 #include "kernel/guard.h"
 #include "kernel/probe_rewrite.h"
-#include "oci/source.h"
 #include "kernel/tables.h"
-#include "base/util.h"
+#include "oci/config.h"
+#include "oci/confine.h"
+#include "oci/source.h"
+#include "cmd/cli.h"
 
 struct preload {
 	struct sg_policy_source src;

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/cgroup.h"
-#include "cmd/cli.h"
-#include "kernel/guard.h"
 #include "base/jsonout.h"
 #include "base/util.h"
+#include "kernel/cgroup.h"
+#include "kernel/guard.h"
+#include "cmd/cli.h"
 
 static const char *mode_text(const struct sg_guard_meta *m)
 {

@@ -15,22 +15,22 @@
 
 #include <dirent.h>
 
-#include "kernel/cgroup.h"
-#include "cmd/cli.h"
-#include "compile/compile.h"
-#include "policy/compose.h"
-#include "oci/confine.h"
-#include "oci/config.h"
-#include "kernel/guard.h"
-#include "kernel/probe_rewrite.h"
-#include "policy/inputs.h"
-#include "cmd/learn.h"
 #include "base/log.h"
-#include "oci/oci.h"
+#include "base/util.h"
+#include "policy/compose.h"
+#include "policy/inputs.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
+#include "compile/compile.h"
+#include "kernel/cgroup.h"
+#include "kernel/guard.h"
+#include "kernel/probe_rewrite.h"
+#include "oci/config.h"
+#include "oci/confine.h"
+#include "oci/oci.h"
 #include "oci/source.h"
-#include "base/util.h"
+#include "cmd/cli.h"
+#include "cmd/learn.h"
 
 enum hook_stage {
 	STAGE_ATTACH, /* prestart, createRuntime */

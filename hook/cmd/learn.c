@@ -12,16 +12,16 @@
 #include <bpf/bpf.h>
 
 #include "bpf/sysctl_guard.h"
-#include "kernel/cgroup.h"
-#include "cmd/cli.h"
-#include "kernel/guard.h"
 #include "base/json.h"
 #include "base/jsonout.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "policy/name.h"
 #include "policy/policy.h"
-#include "base/util.h"
+#include "kernel/cgroup.h"
+#include "kernel/guard.h"
 #include "kernel/map.h"
+#include "cmd/cli.h"
 
 /* One sysctl the workload touched. */
 struct learned {

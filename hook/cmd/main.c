@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cli.h"
 #include "base/err.h"
-#include "sg_build.h"
 #include "base/timing.h"
+#include "cmd/cli.h"
+#include "sg_build.h"
 
 static void print_help(FILE *out)
 {

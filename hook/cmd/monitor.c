@@ -19,13 +19,13 @@
 
 #include <bpf/libbpf.h>
 
-#include "cmd/cli.h"
+#include "base/jsonout.h"
+#include "base/util.h"
+#include "policy/name.h"
 #include "compile/eval.h"
 #include "kernel/guard.h"
-#include "base/jsonout.h"
-#include "policy/name.h"
 #include "kernel/probe.h" /* SG_RUN_DIR */
-#include "base/util.h"
+#include "cmd/cli.h"
 
 static volatile sig_atomic_t stopping;
 

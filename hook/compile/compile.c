@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "compile/dfa.h"
-#include "compile/forecast.h"
-#include "policy/name.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "base/util.h"
+#include "policy/name.h"
+#include "compile/dfa.h"
+#include "compile/forecast.h"
 
 /* Where a pinned pair's rule came from, for messages. */
 static const char pinned_origin[] = "linux.sysctl";

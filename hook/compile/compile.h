@@ -12,8 +12,8 @@
 
 #include "bpf/sysctl_guard.h"
 #include "base/siphash.h"
-#include "compile/dfa.h"
 #include "policy/compose.h"
+#include "compile/dfa.h"
 
 /* Where a compiled rule came from, for explain/status messages. */
 struct sg_rule_origin {

@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "policy/name.h"
 #include "base/util.h"
+#include "policy/name.h"
 
 #define CLASS_OTHER 0 /* bytes no pattern names, NUL included */
 #define CLASS_SLASH 1

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "base/arena.h"
-#include "compile/dfa_pack.h"
-#include "policy/name.h"
 #include "base/thread.h"
 #include "base/util.h"
+#include "policy/name.h"
+#include "compile/dfa_pack.h"
 
 struct sg_dfa_forecast {
 	const char *text; /* until text_done */

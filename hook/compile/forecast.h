@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 #include "base/arena.h"
-#include "compile/dfa.h"
 #include "base/err.h"
 #include "policy/policy.h"
+#include "compile/dfa.h"
 
 /*
  * Texts smaller than this are parsed and compiled in a millisecond or so:

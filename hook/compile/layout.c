@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/eval.h"
 #include "base/util.h"
+#include "compile/eval.h"
 
 size_t sg_long_names(const struct sg_compiled *c)
 {

@@ -17,13 +17,13 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/sysctl_guard.h"
-#include "kernel/cgroup.h"
-#include "kernel/seen.h"
 #include "base/log.h"
 #include "base/timing.h"
 #include "base/util.h"
+#include "kernel/cgroup.h"
 #include "kernel/fault.h"
 #include "kernel/map.h"
+#include "kernel/seen.h"
 
 _Static_assert(sizeof(struct sg_guard_meta) == 512, "meta map value is 512 bytes");
 

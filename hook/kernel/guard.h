@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compile/compile.h"
 #include "base/err.h"
 #include "policy/inputs.h"
+#include "compile/compile.h"
 #include "kernel/program.h"
 #include "kernel/tables.h"
 

@@ -19,9 +19,9 @@
 #include <bpf/bpf.h>
 
 #include "base/log.h"
-#include "kernel/probe.h"
 #include "base/util.h"
 #include "kernel/fault.h"
+#include "kernel/probe.h"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>

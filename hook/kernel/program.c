@@ -20,12 +20,12 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/sysctl_guard.h"
-#include "kernel/probe.h"
 #include "base/util.h"
-#include "sysctl_guard.skel.h"
-#include "sysctl_guard_digest.h"
 #include "kernel/fault.h"
 #include "kernel/map.h"
+#include "kernel/probe.h"
+#include "sysctl_guard.skel.h"
+#include "sysctl_guard_digest.h"
 
 #define SG_EVENTS_PIN	SG_PIN_ROOT "/events"
 #define SG_EVENTS_BYTES (256 * 1024)

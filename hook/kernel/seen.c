@@ -6,8 +6,8 @@
 
 #include <bpf/bpf.h>
 
-#include "base/util.h"
 #include "bpf/sysctl_guard.h"
+#include "base/util.h"
 #include "kernel/map.h"
 #include "kernel/program.h"
 

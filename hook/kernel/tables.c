@@ -20,16 +20,16 @@
 
 #include <bpf/bpf.h>
 
-#include "compile/dfa_pack.h"
-#include "compile/eval.h"
-#include "policy/inputs.h" /* sg_build_id */
-#include "compile/layout.h"
-#include "kernel/placer.h"
 #include "base/siphash.h"
 #include "base/thread.h"
 #include "base/util.h"
+#include "policy/inputs.h" /* sg_build_id */
+#include "compile/dfa_pack.h"
+#include "compile/eval.h"
+#include "compile/layout.h"
 #include "kernel/fault.h"
 #include "kernel/map.h"
+#include "kernel/placer.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
 static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};

@@ -21,11 +21,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compile/compile.h"
 #include "base/err.h"
+#include "base/siphash.h"
+#include "compile/compile.h"
 #include "kernel/placer.h"
 #include "kernel/program.h"
-#include "base/siphash.h"
 
 #define SG_POLICY_INFO_FORMAT 5
 #define SG_RULE_NAMES_UNIT    8

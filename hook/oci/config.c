@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include "base/json.h"
-#include "policy/profiles.h"
 #include "base/util.h"
+#include "policy/profiles.h"
 
 #define SG_CONFIG_MAX_BYTES (1u << 20)
 #define SG_CONFIG_ENV	    "SYSCTL_GUARD_CONFIG"

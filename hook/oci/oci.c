@@ -7,8 +7,8 @@
 #include <errno.h>
 
 #include "base/json.h"
-#include "oci/tamper.h"
 #include "base/util.h"
+#include "oci/tamper.h"
 
 static int read_annotations(const struct sg_json *obj, const char *origin,
 			    struct sg_annotation **out, size_t *n, struct sg_err *err)

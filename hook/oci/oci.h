@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "policy/compose.h"
 #include "base/err.h"
+#include "policy/compose.h"
 
 #define SG_MAX_STATE_BYTES  (1u << 20)	/* 1 MiB */
 #define SG_MAX_CONFIG_BYTES (16u << 20) /* 16 MiB */

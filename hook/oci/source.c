@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/confine.h"
-#include "compile/forecast.h"
 #include "base/log.h"
-#include "oci/oci.h"
-#include "policy/policy.h"
 #include "base/timing.h"
 #include "base/util.h"
+#include "policy/policy.h"
+#include "compile/forecast.h"
+#include "oci/confine.h"
+#include "oci/oci.h"
 
 int sg_source_set_profile(struct sg_policy_source *src, const char *name, struct sg_err *err)
 {

@@ -13,13 +13,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "compile/compile.h"
-#include "policy/compose.h"
-#include "oci/config.h"
 #include "base/err.h"
-#include "compile/forecast.h"
+#include "policy/compose.h"
 #include "policy/inputs.h"
 #include "policy/profiles.h"
+#include "compile/compile.h"
+#include "compile/forecast.h"
+#include "oci/config.h"
 
 struct sg_policy_source {
 	const struct sg_node_config *config; /* borrowed */

@@ -26,8 +26,8 @@
 
 #include <seccomp.h>
 
-#include "kernel/program.h"
 #include "base/util.h"
+#include "kernel/program.h"
 
 /* A capability as runc writes it, as crun also takes it (libcap's spelling, any case), or its
  * number. */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/name.h"
 #include "base/util.h"
+#include "policy/name.h"
 
 static int add_layer(struct sg_policy_set *set, const struct sg_policy *policy, struct sg_err *err)
 {

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "policy/name.h"
 #include "base/siphash.h"
 #include "base/util.h"
+#include "policy/name.h"
 
 struct ctx {
 	const char *origin;

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile/compile.h"
-#include "policy/name.h"
 #include "base/util.h"
+#include "policy/name.h"
+#include "compile/compile.h"
 
 /* Leaves of real per-device sysctls. */
 static const char *const ipv4_conf[] = {

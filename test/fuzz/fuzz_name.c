@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "bpf/sysctl_guard.h"
+#include "base/util.h"
 #include "policy/name.h"
 #include "reference.h"
-#include "base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "compile/compile.h"
 #include "policy/compose.h"
+#include "compile/compile.h"
 #include "oci/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "compile/compile.h"
-#include "policy/compose.h"
-#include "compile/eval.h"
 #include "base/json.h"
+#include "policy/compose.h"
 #include "policy/name.h"
-#include "oci/oci.h"
 #include "policy/policy.h"
 #include "policy/profiles.h"
+#include "compile/compile.h"
+#include "compile/eval.h"
+#include "oci/oci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

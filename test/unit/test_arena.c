@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/arena.h"
-#include "test.h"
 #include "base/util.h"
+#include "test.h"
 
 static int aligned(const void *p, size_t align)
 {

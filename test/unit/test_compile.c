@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compile/compile.h"
+#include "base/util.h"
+#include "policy/name.h"
 #include "policy/policy.h"
+#include "compile/compile.h"
 #include "compile/dfa_pack.h"
 #include "compile/eval.h"
-#include "policy/name.h"
 #include "test.h"
-#include "base/util.h"
 
 /* --- policies built in memory, without the JSON parser --- */
 

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/config.h"
-#include "policy/profiles.h"
-#include "test.h"
 #include "base/util.h"
+#include "policy/profiles.h"
+#include "oci/config.h"
+#include "test.h"
 
 static char tmp[64];
 

@@ -10,14 +10,14 @@
 #include <string.h>
 
 #include "base/arena.h"
-#include "compile/compile.h"
+#include "base/util.h"
 #include "policy/compose.h"
+#include "policy/policy.h"
+#include "compile/compile.h"
 #include "compile/dfa.h"
 #include "compile/dfa_pack.h"
 #include "compile/forecast.h"
-#include "policy/policy.h"
 #include "test.h"
-#include "base/util.h"
 
 /* A policy of @n rules, one in @every a pattern, the rest exact names; @salt varies the patterns.
  */

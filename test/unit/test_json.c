@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "base/json.h"
-#include "test.h"
 #include "base/util.h"
+#include "test.h"
 
 /* Parses @text (all of it); NULL, with the message printed, when it is rejected. */
 static struct sg_json *parse(const char *text)

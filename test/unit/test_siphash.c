@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/siphash.h"
-#include "test.h"
 #include "base/util.h"
+#include "test.h"
 
 /*
  * The test vectors of the SipHash authors' reference implementation
