@@ -104,7 +104,7 @@ struct sg_env {
 /*
  * Finds the tables every policy has; 0 when one is missing (then deny). A
  * policy's long names, allowed values and texts are found where they are
- * read: a policy with none has no such table (hook/tables.c), and its
+ * read: a policy with none has no such table (hook/kernel/tables.c), and its
  * empty slot reads as no entry.
  */
 static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_storage *g)

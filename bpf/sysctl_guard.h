@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * The compiled policy tables: the contract between the compiler (hook/compile.c),
- * the userspace evaluator (hook/eval.c) and the BPF program (sysctl_guard.bpf.c).
+ * The compiled policy tables: the contract between the compiler (hook/compile/compile.c),
+ * the userspace evaluator (hook/compile/eval.c) and the BPF program (sysctl_guard.bpf.c).
  * Included by both sides; only fixed-size types.
  *
  * A name is decided per layer (baseline, then annotation policy; each can only
@@ -144,7 +144,7 @@ struct sg_value_hash_key {
 
 /*
  * The short exact names and the values are hash tables that userspace lays
- * out in arrays (hook/hashtab.c), filled with one copy: a kernel hash map
+ * out in arrays (hook/compile/hashtab.c), filled with one copy: a kernel hash map
  * takes a system call's work per element, milliseconds for the 9,000 names
  * of a large policy. A bucket holds SG_HASH_WAYS slots, filled in order; an
  * entry lives in its home bucket or one of the next SG_HASH_PROBES - 1, in
@@ -249,7 +249,7 @@ struct sg_config {
 #define SG_KEY_LEN	24   /* a policy's key as text, with its NUL: the slots map's values */
 
 /*
- * Which policy a container's raw inputs made (hook/inputs.h), by their
+ * Which policy a container's raw inputs made (hook/policy/inputs.h), by their
  * digest under the node's secret: a container whose inputs are known skips
  * parsing and compiling. Userspace only.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * The decision, written once: included by the BPF program and by the
- * userspace evaluator (hook/eval.c), so that `explain` and the kernel cannot
+ * userspace evaluator (hook/compile/eval.c), so that `explain` and the kernel cannot
  * disagree. Each includer first defines struct sg_env and these accessors:
  *
  *   const struct sg_config *sg_env_config(struct sg_env *env);

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile.h"
-#include "name.h"
-#include "util.h"
+#include "base/util.h"
+#include "policy/name.h"
+#include "compile/compile.h"
 
 /* Leaves of real per-device sysctls. */
 static const char *const ipv4_conf[] = {
@@ -131,8 +131,8 @@ static int cmp_double(const void *a, const void *b)
 
 static size_t table_bytes(const struct sg_compiled *c)
 {
-	return (size_t)c->n_states * c->config.n_classes * sizeof(uint32_t) +
-	       (size_t)c->n_states * sizeof(uint32_t) +
+	return (size_t)c->dfa.n_states * c->dfa.n_classes * sizeof(uint32_t) +
+	       (size_t)c->dfa.n_states * sizeof(uint32_t) +
 	       (size_t)c->config.n_rules * sizeof(struct sg_rule_entry) +
 	       (size_t)c->n_texts * sizeof(struct sg_rule_text) + c->n_exact * sizeof(*c->exact) +
 	       c->n_values * sizeof(*c->values);
@@ -168,8 +168,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < set.layers[0].n_rules; i++)
 			patterns += !set.layers[0].rules[i].is_literal;
 		printf("%8zu %8zu %8zu %8u %8u %10zu %12zu %10.2f\n", sizes[s], c.n_exact, patterns,
-		       c.n_states, c.config.n_classes,
-		       (size_t)c.n_states * c.config.n_classes * sizeof(uint32_t), table_bytes(&c),
+		       c.dfa.n_states, c.dfa.n_classes,
+		       (size_t)c.dfa.n_states * c.dfa.n_classes * sizeof(uint32_t), table_bytes(&c),
 		       ms[runs / 2]);
 		sg_compiled_free(&c);
 		free_policy_set(&set);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The JSON tree (hook/json.h). Besides memory safety, checks what json.h
+ * The JSON tree (hook/base/json.h). Besides memory safety, checks what json.h
  * promises of every tree it returns: nesting within SG_JSON_MAX_DEPTH,
  * strings NUL-free valid UTF-8 with the right length, unique keys found by
  * sg_json_get, positions inside the input, integers that match their text.
@@ -22,7 +22,7 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "json.h"
+#include "base/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Names and patterns (hook/name.h). The input is "NAME\nPATTERN": both are
+ * Names and patterns (hook/policy/name.h). The input is "NAME\nPATTERN": both are
  * normalised, then matched against each other and against a few real sysctl
  * names. Asserts the properties the compiler and the CLI rely on: a
  * normalised name fits SG_NAME_MAX, survives the round trip through the
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../bpf/sysctl_guard.h"
-#include "name.h"
+#include "bpf/sysctl_guard.h"
+#include "base/util.h"
+#include "policy/name.h"
 #include "reference.h"
-#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,9 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "compose.h"
-#include "config.h"
+#include "policy/compose.h"
+#include "compile/compile.h"
+#include "oci/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "compile.h"
-#include "compose.h"
-#include "eval.h"
-#include "json.h"
-#include "name.h"
-#include "oci.h"
-#include "policy.h"
-#include "profiles.h"
+#include "base/json.h"
+#include "policy/compose.h"
+#include "policy/name.h"
+#include "policy/policy.h"
+#include "policy/profiles.h"
+#include "compile/compile.h"
+#include "compile/eval.h"
+#include "oci/oci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

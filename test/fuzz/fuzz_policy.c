@@ -20,15 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
-#include "compose.h"
-#include "dfa.h"
-#include "forecast.h"
-#include "eval.h"
-#include "name.h"
-#include "policy.h"
+#include "base/util.h"
+#include "policy/compose.h"
+#include "policy/name.h"
+#include "policy/policy.h"
+#include "compile/compile.h"
+#include "compile/dfa.h"
+#include "compile/eval.h"
+#include "compile/forecast.h"
 #include "reference.h"
-#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

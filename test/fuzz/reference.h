@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sg_pattern_match (hook/name.h) is the reference matcher: plain recursion
+ * sg_pattern_match (hook/policy/name.h) is the reference matcher: plain recursion
  * that backtracks, O(n^k) for k '*' in one component and likewise over the
  * components for k "**". The harnesses ask it only about patterns it answers
  * at once; the compiled matcher has no such limit and is checked against it.

@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arena.h"
+#include "base/arena.h"
+#include "base/util.h"
 #include "test.h"
-#include "util.h"
 
 static int aligned(const void *p, size_t align)
 {
@@ -51,9 +51,8 @@ TEST(strings_are_copied_whole)
 }
 
 /*
- * sg_copy_short (util.h), which copies the arena's short strings: every
- * length at every alignment of source and destination, each byte distinct,
- * nothing written before or after the copy.
+ * sg_copy_short (util.h): every length at every alignment of source and
+ * destination, each byte distinct, nothing written before or after the copy.
  */
 TEST(short_copies_are_exact)
 {

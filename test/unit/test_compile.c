@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compile.h"
-#include "policy.h"
-#include "dfa_pack.h"
-#include "eval.h"
-#include "name.h"
+#include "base/util.h"
+#include "policy/name.h"
+#include "policy/policy.h"
+#include "compile/compile.h"
+#include "compile/dfa_pack.h"
+#include "compile/eval.h"
 #include "test.h"
-#include "util.h"
 
 /* --- policies built in memory, without the JSON parser --- */
 
@@ -103,26 +103,26 @@ static void compile_ok(const struct sg_policy_set *set, struct sg_compiled *c)
  * The DFA as the program reads it (dfa_pack.h), written in two windows as
  * tables.c writes them, holds every entry of the compiled one.
  */
-static void check_packed(const struct sg_compiled *c)
+static void check_packed(const struct sg_dfa *dfa)
 {
-	const uint32_t nc = c->config.n_classes;
+	const uint32_t nc = dfa->n_classes;
 	struct sg_dfa_packed p;
 
-	sg_dfa_pack(c, &p);
-	CHECK(p.n_elements >= c->n_states);
+	sg_dfa_pack(dfa, &p);
+	CHECK(p.n_elements >= dfa->n_states);
 	const size_t n = p.n_elements, split = n / 3;
 	sg_dfa_element *elements = sg_xcalloc(n, sizeof(*elements));
 	memset(elements, 0xff, n * sizeof(*elements)); /* the writer leaves nothing as it was */
 	sg_dfa_packed_write(&p, 0, split, elements);
 	sg_dfa_packed_write(&p, split, n - split, elements + split);
-	for (uint32_t s = 0; s < c->n_states; s++) {
+	for (uint32_t s = 0; s < dfa->n_states; s++) {
 		bool same = sg_dfa_element_lookup(elements, n, s, sg_dfa_accept_column(nc), true) ==
-			    c->accept[s];
+			    dfa->accept[s];
 		for (uint32_t cl = 0; cl < nc && same; cl++)
 			same = sg_dfa_element_lookup(elements, n, s, cl, false) ==
-			       sg_dfa_next(c, s, cl);
+			       sg_dfa_next(dfa, s, cl);
 		if (!same) {
-			fprintf(stderr, "  packed DFA: state %u of %u differs\n", s, c->n_states);
+			fprintf(stderr, "  packed DFA: state %u of %u differs\n", s, dfa->n_states);
 			CHECK(same);
 			break;
 		}
@@ -134,35 +134,39 @@ static void check_packed(const struct sg_compiled *c)
 /* The tables are well formed: state 0 dead, every index in range, keys sorted and unique. */
 static void check_invariants(const struct sg_compiled *c)
 {
-	uint32_t nc = c->config.n_classes;
+	const struct sg_dfa *dfa = &c->dfa;
+	uint32_t nc = dfa->n_classes;
 
 	CHECK(nc >= 2 && nc <= 256);
-	CHECK(c->n_states >= 1);
-	CHECK(c->accept[SG_DEAD_STATE] == SG_NO_RULE);
+	CHECK(dfa->n_states >= 1);
+	CHECK(dfa->accept[SG_DEAD_STATE] == SG_NO_RULE);
 	for (uint32_t cl = 0; cl < nc; cl++)
-		CHECK(sg_dfa_next(c, SG_DEAD_STATE, cl) == SG_DEAD_STATE);
+		CHECK(sg_dfa_next(dfa, SG_DEAD_STATE, cl) == SG_DEAD_STATE);
 	/* 16-bit entries while every state number fits them, 32-bit after */
-	CHECK(c->wide == (c->n_states > UINT16_MAX + 1u));
-	for (uint32_t s = 0; s < c->n_states; s++)
+	CHECK(dfa->wide == (dfa->n_states > UINT16_MAX + 1u));
+	for (uint32_t s = 0; s < dfa->n_states; s++)
 		for (uint32_t cl = 0; cl < nc; cl++)
-			if (sg_dfa_next(c, s, cl) >= c->n_states) {
-				CHECK(sg_dfa_next(c, s, cl) < c->n_states);
-				s = c->n_states - 1;
+			if (sg_dfa_next(dfa, s, cl) >= dfa->n_states) {
+				CHECK(sg_dfa_next(dfa, s, cl) < dfa->n_states);
+				s = dfa->n_states - 1;
 				break;
 			}
-	for (uint32_t s = 0; s < c->n_states; s++)
-		if (c->accept[s] != SG_NO_RULE && c->accept[s] >= c->config.n_rules) {
-			CHECK(c->accept[s] < c->config.n_rules);
+	for (uint32_t s = 0; s < dfa->n_states; s++)
+		if (dfa->accept[s] != SG_NO_RULE && dfa->accept[s] >= c->config.n_rules) {
+			CHECK(dfa->accept[s] < c->config.n_rules);
 			break;
 		}
 	for (unsigned b = 0; b < 256; b++) {
-		CHECK(c->config.byte_class[b] < nc);
-		if (b != '/' && c->config.byte_class[b] == c->config.byte_class['/']) {
-			CHECK(c->config.byte_class[b] != c->config.byte_class['/']);
+		CHECK(dfa->byte_class[b] < nc);
+		if (b != '/' && dfa->byte_class[b] == dfa->byte_class['/']) {
+			CHECK(dfa->byte_class[b] != dfa->byte_class['/']);
 			break;
 		}
 	}
-	check_packed(c);
+	/* The program reads the byte classes and start states in the config. */
+	CHECK(c->config.n_classes == nc);
+	CHECK(memcmp(c->config.byte_class, dfa->byte_class, sizeof(dfa->byte_class)) == 0);
+	check_packed(dfa);
 	for (size_t i = 1; i < c->n_exact; i++) {
 		const struct sg_exact_name *a = &c->exact[i - 1], *b = &c->exact[i];
 		int order = a->layer != b->layer   ? (a->layer > b->layer) - (a->layer < b->layer)
@@ -181,7 +185,8 @@ static void check_invariants(const struct sg_compiled *c)
 		}
 	}
 	for (uint32_t l = 0; l < c->config.n_layers; l++)
-		CHECK(c->config.layers[l].dfa_start < c->n_states);
+		CHECK(dfa->start[l] < dfa->n_states &&
+		      c->config.layers[l].dfa_start == dfa->start[l]);
 }
 
 /* The rule of @layer that decides @name: exact table first, then the layer's DFA. */
@@ -290,7 +295,7 @@ TEST(rule_entries)
 	CHECK(c.origins[12].index == 1);
 
 	sg_compiled_free(&c);
-	CHECK(c.rules == NULL && c.transitions == NULL && c.n_states == 0);
+	CHECK(c.rules == NULL && c.dfa.transitions == NULL && c.dfa.n_states == 0);
 	free_set(&set);
 }
 
@@ -527,7 +532,7 @@ TEST(layers_without_patterns_start_dead)
 	struct sg_policy_set empty = {0};
 	compile_ok(&empty, &c);
 	check_invariants(&c);
-	CHECK(c.n_states == 1 && c.config.n_rules == 0 && c.n_exact == 0);
+	CHECK(c.dfa.n_states == 1 && c.config.n_rules == 0 && c.n_exact == 0);
 	CHECK(sg_compiled_exact(&c, 0, "x") == SG_NO_RULE);
 	CHECK(!sg_compiled_has_value(&c, 0, "x"));
 	sg_compiled_free(&c);
@@ -570,7 +575,7 @@ TEST(wide_tables_past_65536_states)
 	add_rule(&set.layers[0], name, SG_ACCESS_NONE);
 	for (; stars < 17 && !seen; stars++) {
 		compile_ok(&set, &c);
-		if (c.n_states > UINT16_MAX + 1u) {
+		if (c.dfa.n_states > UINT16_MAX + 1u) {
 			char match[SG_NAME_MAX] = "x/a", miss[SG_NAME_MAX] = "x/a";
 			for (int i = 0; i < stars; i++)
 				snprintf(match + strlen(match), sizeof(match) - strlen(match),
@@ -578,7 +583,7 @@ TEST(wide_tables_past_65536_states)
 			snprintf(miss, sizeof(miss), "%s/extra", match);
 			seen = true;
 			check_invariants(&c);
-			CHECK(c.wide);
+			CHECK(c.dfa.wide);
 			/* "**" takes "x" or nothing; one component too many matches not */
 			CHECK(sg_compiled_match_pattern(&c, 0, match) == 1);
 			CHECK(sg_compiled_match_pattern(&c, 0, match + 2) == 1);
@@ -607,7 +612,7 @@ static const char *compile_error(const struct sg_policy_set *set, struct sg_err 
 		return NULL;
 	}
 	CHECK(err->status == SG_EXIT_INPUT);
-	CHECK(c.rules == NULL && c.transitions == NULL);
+	CHECK(c.rules == NULL && c.dfa.transitions == NULL);
 	return err->msg;
 }
 
@@ -690,7 +695,7 @@ TEST(too_many_states)
 		strcat(name, ".*");
 	add_rule(&set.layers[0], name, SG_ACCESS_NONE);
 	compile_ok(&set, &c);
-	CHECK(c.n_states > 1024 && c.n_states < 4096);
+	CHECK(c.dfa.n_states > 1024 && c.dfa.n_states < 4096);
 	CHECK(sg_compiled_match_pattern(&c, 0, "x/a/1/2/3/4/5/6/7/8/9/10") == 0);
 	CHECK(sg_compiled_match_pattern(&c, 0, "a/1/2/3/4/5/6/7/8/9/10/11") == SG_NO_RULE);
 	sg_compiled_free(&c);
@@ -909,7 +914,7 @@ static int differential_round(size_t max_rules, uint32_t wild_in, unsigned n_nam
 		return -1;
 	}
 	check_invariants(&c);
-	st->states += c.n_states;
+	st->states += c.dfa.n_states;
 
 	uint32_t offset = 0;
 	for (uint32_t l = 0; l < set.n_layers; l++) {
@@ -1107,7 +1112,7 @@ TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 
 	for (int patterns = 10; patterns <= 310; patterns += 300) {
 		struct sg_policy_set set = {.n_layers = 1};
-		struct sg_siphash8 start, whole, parts;
+		struct sg_siphash start, whole, parts;
 		struct sg_compiled c;
 		struct sg_err err = {0};
 
@@ -1121,16 +1126,16 @@ TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 			snprintf(name, sizeof(name), "net.ipv4.conf.br%d*.forwarding", i);
 			add_rule(&set.layers[0], name, SG_ACCESS_NONE);
 		}
-		sg_siphash8_init(&start, secret);
-		sg_siphash8_update(&start, "program", 8);
+		sg_siphash_init(&start, secret);
+		sg_siphash_update(&start, "program", 8);
 		CHECK(sg_compile_keyed(&set, &start, NULL, &c, &err) == 0);
 		CHECK(c.has_key_head);
-		CHECK(sg_siphash8_same(&c.key_from, &start));
+		CHECK(sg_siphash_same(&c.key_from, &start));
 		whole = start;
 		sg_compiled_hash(&c, (const uint8_t *)build_id, sizeof(build_id), &whole);
 		parts = c.key_head;
 		sg_compiled_hash_rest(&c, (const uint8_t *)build_id, sizeof(build_id), &parts);
-		CHECK(sg_siphash8_final(&whole) == sg_siphash8_final(&parts));
+		CHECK(sg_siphash_final(&whole) == sg_siphash_final(&parts));
 		sg_compiled_free(&c);
 		/* without a start, no head */
 		CHECK(sg_compile(&set, &c, &err) == 0);
@@ -1159,7 +1164,7 @@ static uint64_t hash_of(const char *const *names, const char *build_id,
 	static const uint64_t key[2] = {1, 2};
 	struct sg_policy_set set = {.n_layers = 1};
 	struct sg_compiled c;
-	struct sg_siphash8 h;
+	struct sg_siphash h;
 
 	for (size_t i = 0; names[i]; i++)
 		add_rule(&set.layers[0], names[i], SG_ACCESS_NONE);
@@ -1169,9 +1174,9 @@ static uint64_t hash_of(const char *const *names, const char *build_id,
 		set.layers[0].rules[0].pattern = sg_xstrdup(pattern_of_first);
 	}
 	compile_ok(&set, &c);
-	sg_siphash8_init(&h, key);
+	sg_siphash_init(&h, key);
 	sg_compiled_hash(&c, (const uint8_t *)build_id, build_id ? strlen(build_id) : 0, &h);
-	uint64_t out = sg_siphash8_final(&h);
+	uint64_t out = sg_siphash_final(&h);
 	sg_compiled_free(&c);
 	free_set(&set);
 	return out;

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compose.h"
-#include "profiles.h"
+#include "base/util.h"
+#include "policy/compose.h"
+#include "policy/profiles.h"
 #include "test.h"
-#include "util.h"
 
 static void parse(const char *json, const char *origin, struct sg_policy *p)
 {

@@ -7,9 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/util.h"
+#include "policy/profiles.h"
+#include "oci/config.h"
 #include "test.h"
-#include "util.h"
 
 static char tmp[64];
 

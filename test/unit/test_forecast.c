@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "compile.h"
-#include "compose.h"
-#include "dfa.h"
-#include "dfa_pack.h"
-#include "forecast.h"
-#include "policy.h"
+#include "base/arena.h"
+#include "base/util.h"
+#include "policy/compose.h"
+#include "policy/policy.h"
+#include "compile/compile.h"
+#include "compile/dfa.h"
+#include "compile/dfa_pack.h"
+#include "compile/forecast.h"
 #include "test.h"
-#include "util.h"
 
 /* A policy of @n rules, one in @every a pattern, the rest exact names; @salt varies the patterns.
  */
@@ -77,28 +77,25 @@ static void compile_text(const struct sg_policy *baseline, const char *text, siz
 	sg_policy_free(&p);
 }
 
-static void check_same_dfa(const struct sg_compiled *a, const struct sg_compiled *b)
+static void check_same_dfa(const struct sg_dfa *a, const struct sg_dfa *b)
 {
 	CHECK(a->n_states == b->n_states);
-	CHECK(a->config.n_classes == b->config.n_classes);
+	CHECK(a->n_classes == b->n_classes);
 	CHECK(a->wide == b->wide);
-	CHECK(memcmp(a->config.byte_class, b->config.byte_class, sizeof(a->config.byte_class)) ==
-	      0);
+	CHECK(memcmp(a->byte_class, b->byte_class, sizeof(a->byte_class)) == 0);
 	for (int l = 0; l < SG_LAYERS_MAX; l++)
-		CHECK(a->config.layers[l].dfa_start == b->config.layers[l].dfa_start);
-	if (a->n_states != b->n_states || a->config.n_classes != b->config.n_classes ||
-	    a->wide != b->wide)
+		CHECK(a->start[l] == b->start[l]);
+	if (a->n_states != b->n_states || a->n_classes != b->n_classes || a->wide != b->wide)
 		return;
 	CHECK(memcmp(a->transitions, b->transitions,
-		     (size_t)a->n_states * a->config.n_classes * sg_dfa_entry_size(a)) == 0);
+		     (size_t)a->n_states * a->n_classes * sg_dfa_entry_size(a)) == 0);
 	CHECK(memcmp(a->accept, b->accept, a->n_states * sizeof(*a->accept)) == 0);
 }
 
-/* The DFA of @b, packed by its forecast, as the program reads it: @a's packed here. */
-static void check_same_packing(const struct sg_compiled *a, const struct sg_compiled *b)
+/* A DFA packed by a forecast, @ahead, as the program reads it: @a's packed here. */
+static void check_same_packing(const struct sg_dfa *a, const struct sg_dfa_packed *ahead)
 {
 	struct sg_dfa_packed own;
-	const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(b);
 
 	CHECK(ahead != NULL);
 	sg_dfa_pack(a, &own);
@@ -206,9 +203,9 @@ TEST(a_forecast_dfa_is_the_one_the_compiler_builds)
 		CHECK(f != NULL);
 		compile_text(b, text, len, &f, &forecast);
 		CHECK(f == NULL && forecast.dfa_forecast != NULL); /* it went with its DFA */
-		CHECK(own.n_states > 400);
-		check_same_dfa(&own, &forecast);
-		check_same_packing(&own, &forecast);
+		CHECK(own.dfa.n_states > 400);
+		check_same_dfa(&own.dfa, &forecast.dfa);
+		check_same_packing(&own.dfa, sg_compiled_dfa_packed(&forecast));
 		sg_compiled_free(&own);
 		sg_compiled_free(&forecast);
 	}
@@ -235,17 +232,18 @@ TEST(a_forecast_after_a_baseline_is_taken)
 	char *text = policy_text(500, 5, 7, &len), *base_text = policy_text(30, 2, 8, &base_len);
 	struct sg_policy p, baseline;
 	struct sg_dfa_input in = {0};
-	struct sg_compiled taken = {0};
+	struct sg_dfa taken = {0};
 
 	parse_ok(text, len, &p);
 	parse_ok(base_text, base_len, &baseline);
 	add_layer(&baseline, 0, &in);
 	add_layer(&p, (uint32_t)baseline.n_rules, &in);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, &baseline, NULL);
-	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
-	CHECK(taken.config.layers[0].dfa_start != SG_DEAD_STATE);
-	CHECK(taken.config.layers[1].dfa_start != SG_DEAD_STATE);
-	sg_compiled_free(&taken);
+	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
+	CHECK(taken.start[0] != SG_DEAD_STATE);
+	CHECK(taken.start[1] != SG_DEAD_STATE);
+	sg_dfa_forecast_free(f); /* first: it reads the DFA while packing */
+	sg_dfa_free(&taken);
 	sg_dfa_input_free(&in);
 	sg_policy_free(&p);
 	sg_policy_free(&baseline);
@@ -259,18 +257,18 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 	char *text = policy_text(500, 5, 3, &len);
 	struct sg_policy p;
 	struct sg_dfa_input in = {0};
-	struct sg_compiled taken = {0}, built = {0};
+	struct sg_dfa taken = {0}, built = {0};
 	uint32_t layer;
 
 	parse_ok(text, len, &p);
 	add_layer(&p, 0, &in);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, NULL);
-	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
-	CHECK(f == NULL && taken.dfa_forecast != NULL);
+	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
 	CHECK(sg_dfa_build(&in, NULL, &built, &layer) == 0);
 	check_same_dfa(&taken, &built);
-	check_same_packing(&built, &taken);
-	sg_compiled_free(&taken);
+	check_same_packing(&built, sg_dfa_forecast_packed(f));
+	sg_dfa_forecast_free(f);
+	sg_dfa_free(&taken);
 
 	/* One rule number, one byte or one layer more: not the same patterns. */
 	for (int change = 0; change < 3; change++) {
@@ -290,7 +288,7 @@ TEST(a_forecast_is_taken_only_for_the_patterns_it_was_built_from)
 		if (change == 2)
 			sg_dfa_input_end_layer(&other);
 		f = sg_dfa_forecast_start(text, len, NULL, NULL);
-		CHECK(f && !sg_dfa_forecast_take(&f, &other, &taken));
+		CHECK(f && !sg_dfa_forecast_take(f, &other, &taken));
 		CHECK(taken.transitions == NULL && taken.n_states == 0);
 		sg_dfa_forecast_free(f);
 		sg_dfa_input_free(&other);
@@ -314,7 +312,7 @@ TEST(a_forecast_of_another_text_is_not_used)
 	compile_text(NULL, b, len_b, &f, &with_other);
 	CHECK(f != NULL && with_other.dfa_forecast == NULL); /* not taken: still the caller's */
 	sg_dfa_forecast_free(f);
-	check_same_dfa(&own, &with_other);
+	check_same_dfa(&own.dfa, &with_other.dfa);
 	sg_compiled_free(&own);
 	sg_compiled_free(&with_other);
 	free(a);
@@ -342,17 +340,18 @@ TEST(a_forecast_confines_its_thread_first)
 	char *text = policy_text(300, 3, 9, &len);
 	struct sg_policy p;
 	struct sg_dfa_input in = {0};
-	struct sg_compiled taken = {0};
+	struct sg_dfa taken = {0};
 
 	parse_ok(text, len, &p);
 	add_layer(&p, 0, &in);
 	struct sg_dfa_forecast *f = sg_dfa_forecast_start(text, len, NULL, refuse);
-	CHECK(f && !sg_dfa_forecast_take(&f, &in, &taken));
+	CHECK(f && !sg_dfa_forecast_take(f, &in, &taken));
 	sg_dfa_forecast_free(f);
 	f = sg_dfa_forecast_start(text, len, NULL, count_call);
-	CHECK(f && sg_dfa_forecast_take(&f, &in, &taken));
+	CHECK(f && sg_dfa_forecast_take(f, &in, &taken));
 	CHECK(confine_calls == 1);
-	sg_compiled_free(&taken);
+	sg_dfa_forecast_free(f);
+	sg_dfa_free(&taken);
 	sg_dfa_input_free(&in);
 	sg_policy_free(&p);
 	free(text);

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "../bpf/sysctl_guard.h"
-#include "hashtab.h"
+#include "bpf/sysctl_guard.h"
+#include "compile/hashtab.h"
 #include "test.h"
 
 /* The program's lookup; entries stand for their keys (one key per entry). */

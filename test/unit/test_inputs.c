@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The inputs digest (hook/inputs.h): any change to any input, its presence,
+ * The inputs digest (hook/policy/inputs.h): any change to any input, its presence,
  * its name or the order of the inputs changes the digest; so does the key.
  */
 #include <string.h>
 
-#include "inputs.h"
+#include "policy/inputs.h"
 #include "test.h"
 
 static const uint64_t key[2] = {1, 2};

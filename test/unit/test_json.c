@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
+#include "base/json.h"
+#include "base/util.h"
 #include "test.h"
-#include "util.h"
 
 /* Parses @text (all of it); NULL, with the message printed, when it is rejected. */
 static struct sg_json *parse(const char *text)
@@ -732,11 +732,11 @@ static void compare_item(const struct sg_json *item, size_t index, void *arg)
 }
 
 /*
- * The streamed array's items read the short way (one-line objects of plain
- * strings, integers and arrays of them) or the long way (anything else) are
+ * The streamed array's items, of every shape (one line or several, escapes,
+ * UTF-8, fractions, exponents, literals, empty and nested containers), are
  * the very values the whole tree has, positions and all.
  */
-TEST(streamed_items_short_and_long_way_alike)
+TEST(streamed_items_are_the_whole_trees)
 {
 	const char *text =
 	    "{\"version\": 1, \"rules\": [\n"
@@ -766,7 +766,7 @@ TEST(streamed_items_short_and_long_way_alike)
 	sg_json_free(streamed_root);
 	sg_json_free(whole);
 
-	/* a duplicate key, a trailing comma: the long way's message, the same either way */
+	/* a duplicate key, a trailing comma: the same message streamed or not */
 	const char *bad[] = {"{\"rules\": [{\"a\": 1, \"a\": 2}]}", "{\"rules\": [{\"a\": 1,}]}",
 			     "{\"rules\": [{\"a\": [1,]}]}", "{\"rules\": [{\"a\": 01}]}"};
 	for (size_t i = 0; i < SG_ARRAY_SIZE(bad); i++) {
@@ -877,5 +877,5 @@ RUN_TESTS(T(positions_of_values_and_keys), T(positions_count_characters_and_skip
 	  T(depth_limit), T(syntax_errors), T(numbers_as_rfc_8259_writes_them), T(empty_input),
 	  T(lone_surrogates), T(only_json_whitespace), T(unwelcome_bytes_anywhere),
 	  T(positions_on_long_lines_of_mixed_text), T(streamed_arrays),
-	  T(streamed_items_short_and_long_way_alike), T(streamed_items_with_large_arrays),
+	  T(streamed_items_are_the_whole_trees), T(streamed_items_with_large_arrays),
 	  T(large_inputs_stay_linear), T(quoting_for_messages))

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compose.h"
-#include "eval.h"
-#include "layout.h"
-#include "policy.h"
+#include "base/util.h"
+#include "policy/compose.h"
+#include "policy/policy.h"
+#include "compile/eval.h"
+#include "compile/layout.h"
 #include "test.h"
-#include "util.h"
 
 enum { N_BASE = 3000, N_ANNOTATION = 1000 };
 

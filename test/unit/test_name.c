@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../bpf/sysctl_guard.h"
-#include "name.h"
+#include "bpf/sysctl_guard.h"
+#include "policy/name.h"
 #include "test.h"
 
 static const char *norm(const char *name)

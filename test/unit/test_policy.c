@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "policy.h"
+#include "base/util.h"
+#include "policy/policy.h"
+#include "compile/compile.h"
 #include "test.h"
-#include "util.h"
 
 /* Parses @text as "t.json"; false, with the message printed, when it is rejected. */
 static bool parse(const char *text, struct sg_policy *p)

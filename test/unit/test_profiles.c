@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "name.h"
-#include "profiles.h"
+#include "base/util.h"
+#include "policy/name.h"
+#include "policy/profiles.h"
 #include "test.h"
-#include "util.h"
 
 static const char *const k8s_safe_sysctls[] = {
     "kernel/shm_rmid_forced",

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "eval.h"
+#include "compile/eval.h"
 #include "test.h"
 
 /* The kernel's isspace(): its ctype table also counts 0xa0 as space. */

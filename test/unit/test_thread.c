@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/thread.h"
 #include "test.h"
-#include "thread.h"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>

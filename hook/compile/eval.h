@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The userspace evaluator: decides an access over the compiled tables exactly
+ * as bpf/sysctl_guard.bpf.c does. Used by `explain`, `learn` and tests that
+ * compare it with the kernel.
+ */
+#ifndef SG_EVAL_H
+#define SG_EVAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile/compile.h"
+
+struct sg_access_req {
+	const char *name; /* slash form */
+	bool write;
+	const char *value; /* written bytes (not NUL terminated), for writes */
+	size_t value_len;
+	uint64_t file_pos;
+};
+
+struct sg_decision {
+	enum sg_verdict verdict;
+	uint32_t rule;	/* the deciding rule, SG_NO_RULE for a layer default or an early decision */
+	int layer;	/* deciding layer, -1 when none */
+	bool rewritten; /* new_value holds the value the kernel will see */
+	char new_value[SG_VALUE_MAX];
+	size_t new_len;	    /* of new_value, padding included: what write() returns */
+	const char *reason; /* "not in values", "field 2 above max 65535", ... */
+};
+
+/* The keyed hash the kernel's values table is indexed by (bpf/sysctl_guard_decide.h). */
+uint64_t sg_value_hash(const __u64 key[2], const char *normalised);
+
+/* What an enum sg_reason means, for people. */
+const char *sg_reason_text(unsigned reason);
+
+void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
+
+/*
+ * The integer at the start of @text (its first SG_VALUE_MAX - 1 bytes), read
+ * as the program reads each field of a value a range rule checks. Returns
+ * the bytes taken, or -EINVAL (no digit) or -ERANGE (beyond 64 bits).
+ */
+long sg_eval_scan_long(const char *text, long long *value);
+
+/*
+ * The program's fast path for a value that is one plain decimal field
+ * ("4096", "4096\n"): its digits, with the value, or 0 when the value needs
+ * the general scan.
+ */
+unsigned sg_eval_scan_plain_decimal(const char *text, long long *value);
+
+#endif

@@ -1,0 +1,1192 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernel/tables.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "base/siphash.h"
+#include "base/thread.h"
+#include "base/util.h"
+#include "policy/inputs.h" /* sg_build_id */
+#include "compile/dfa_pack.h"
+#include "compile/eval.h"
+#include "compile/layout.h"
+#include "kernel/fault.h"
+#include "kernel/map.h"
+#include "kernel/placer.h"
+
+/* What is pinned per policy: the tables (enum sg_table order), then ours. */
+static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};
+_Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_TABLE_COUNT + 2, "tables, info, rule_names");
+
+/* One map per pin; -1 when not made. */
+struct policy_maps {
+	int fds[SG_ARRAY_SIZE(policy_pins)];
+};
+
+enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
+
+/*
+ * Tables a policy has nothing for are not made, and their slot of the outer
+ * map stays empty, which the program reads as empty (bpf/sysctl_guard.bpf.c):
+ * most policies have no long name, no allowed values and no rewrite or
+ * clamp, and each table cost a new policy a map, its pin and an update of
+ * its outer map, which waits for an RCU grace period (40 us each here).
+ */
+static bool is_absent(const struct sg_compiled *c, size_t n_long, size_t pin)
+{
+	return (pin == SG_TABLE_EXACT_LONG && n_long == 0) ||
+	       (pin == SG_TABLE_VALUES && c->n_values == 0) ||
+	       (pin == SG_TABLE_TEXTS && c->n_texts == 0);
+}
+
+static void close_maps(struct policy_maps *m)
+{
+	for (size_t i = 0; i < SG_ARRAY_SIZE(m->fds); i++)
+		if (m->fds[i] >= 0)
+			close(m->fds[i]);
+}
+
+void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h)
+{
+	sg_siphash_init(h, prog->secret);
+	sg_siphash_update(h, prog->key, strlen(prog->key) + 1);
+	sg_siphash_update(h, &prog->id, sizeof(prog->id));
+}
+
+/*
+ * The policy's key: a hash, under the node's secret key, of the loaded
+ * program whose slots it lives in (by id: were the program's pins lost and
+ * the program loaded again, its policies would be made again, not found in
+ * slots of the old one) and of everything the program reads of it
+ * (sg_compiled_hash, which names the DFA by this binary's build). Keyed, so
+ * no one can build a policy offline that takes another's key.
+ */
+static uint64_t policy_key(const struct sg_program *prog, const struct sg_compiled *c,
+			   char out[SG_KEY_LEN])
+{
+	struct sg_siphash h;
+	uint8_t build_id[64];
+	const size_t build_id_len = sg_build_id(build_id, sizeof(build_id));
+
+	sg_tables_key_start(prog, &h);
+	/* The same start makes the same state: the compiler's hash of the rules goes on. */
+	if (c->has_key_head && sg_siphash_same(&c->key_from, &h))
+		h = c->key_head;
+	else
+		sg_compiled_hash_rules(c, &h);
+	sg_compiled_hash_rest(c, build_id, build_id_len, &h);
+	uint64_t key = sg_siphash_final(&h);
+	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
+	return key;
+}
+
+static uint32_t at_least_one(size_t n)
+{
+	return n ? (uint32_t)n : 1;
+}
+
+static const char *rule_name(const struct sg_compiled *c, uint32_t rule)
+{
+	return c->origins[rule].name ? c->origins[rule].name : "";
+}
+
+/* Elements of the rule_names table: every name with its NUL. */
+static size_t rule_names_units(const struct sg_compiled *c)
+{
+	return (c->rule_names_bytes + SG_RULE_NAMES_UNIT - 1) / SG_RULE_NAMES_UNIT;
+}
+
+/* The rules, then the bounds of their ranges (sysctl_guard.h). */
+static size_t rules_elements(const struct sg_compiled *c)
+{
+	return (size_t)c->config.n_rules + c->n_bounds;
+}
+
+static uint32_t counter_rows(const struct sg_compiled *c)
+{
+	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
+}
+
+/* A map's shape: what the program's outer maps expect of their inner maps. */
+struct map_shape {
+	enum bpf_map_type type;
+	uint32_t key_size, value_size;
+	size_t entries;
+	uint32_t flags;
+};
+
+/* The sizes of a policy's tables that the compiled policy does not give. */
+struct table_sizes {
+	size_t n_long;		/* long exact names (long_names) */
+	uint32_t exact_buckets; /* of the hashed tables' arrays (hashtab.h) */
+	uint32_t value_buckets;
+	size_t dfa_elements; /* of the packed DFA (dfa_pack.h) */
+};
+
+/*
+ * The map of pin @pin as the program's outer maps expect their inner maps
+ * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
+ * sizes, and flags. It reads only @pin's own size in @sz: the thread that
+ * plans one hashed table may be setting the other's.
+ */
+static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
+				  const struct table_sizes *sz)
+{
+	const size_t n_long = sz->n_long;
+
+	switch (pin) {
+	case SG_TABLE_EXACT:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_exact_bucket), sz->exact_buckets,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_EXACT_LONG:
+		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
+					  sizeof(uint32_t), n_long, 0};
+	case SG_TABLE_DFA:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  SG_DFA_ELEMENT_WORDS * sizeof(uint32_t), sz->dfa_elements,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_RULES:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_rule_entry), rules_elements(c),
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_VALUES:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_value_bucket), sz->value_buckets,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_TEXTS:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_rule_text), c->n_texts,
+					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
+	case SG_TABLE_COUNTERS:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
+					  (size_t)counter_rows(c) * SG_VERDICT_COUNT,
+					  BPF_F_INNER_MAP};
+	case PIN_INFO:
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
+					  sizeof(struct sg_policy_info), 1, 0};
+	default: /* PIN_RULE_NAMES */
+		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_RULE_NAMES_UNIT,
+					  rule_names_units(c), BPF_F_MMAPABLE};
+	}
+}
+
+static int create_map(const struct sg_compiled *c, size_t pin, const struct table_sizes *sz)
+{
+	struct map_shape shape = map_shape(c, pin, sz);
+	return sg_map_create(shape.type, policy_pins[pin], shape.key_size, shape.value_size,
+			     at_least_one(shape.entries), shape.flags);
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+	while (b) {
+		size_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Writes the @count elements from @first on at @dst, @stride bytes apart, from @arg. */
+typedef void fill_fn(size_t first, size_t count, char *dst, size_t stride, void *arg);
+
+/*
+ * Tables this small are filled by one BPF_MAP_UPDATE_BATCH from a buffer:
+ * through a mapping each took a mapping, an unmapping and a page fault
+ * (60 to 80 us a table here), and a new 100-rule policy has seven tables.
+ * The batch copies element by element in the kernel: no more than this.
+ */
+#define SMALL_TABLE_BYTES    (16u << 10)
+#define SMALL_TABLE_ELEMENTS 512u
+
+static int fill_small(int fd, size_t value_size, size_t stride, size_t n, fill_fn *fill, void *arg)
+{
+	_cleanup_free_ char *values = sg_xcalloc(n, stride);
+	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(*keys));
+
+	fill(0, n, values, stride, arg);
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = (uint32_t)i;
+		/* The batch takes the values end to end; the writers leave them @stride apart. */
+		if (stride != value_size)
+			memmove(values + i * value_size, values + i * stride, value_size);
+	}
+	return sg_map_update_all(fd, keys, sizeof(*keys), values, value_size, n, BPF_ANY);
+}
+
+/*
+ * Fills a mappable array of @n values of @value_size through a mapping:
+ * a copy, where updates would cost a syscall's work per element (half a
+ * million for the DFA of 10,000 rules). @fill is called for the windows in
+ * order. The array is mapped a window at a time: mapped pages count as the
+ * hook's memory, and the tables of a large policy are megabytes. The
+ * kernel lays elements out 8-byte aligned; windows hold whole elements and
+ * whole pages. A small array is filled from a buffer instead (fill_small).
+ */
+static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void *arg)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = (value_size + 7) & ~(size_t)7;
+
+	if (n == 0)
+		return 0;
+	if (n <= SMALL_TABLE_ELEMENTS && n * stride <= SMALL_TABLE_BYTES)
+		return fill_small(fd, value_size, stride, n, fill, arg);
+	/*
+	 * The fewest elements that fill whole pages, as many times as make about
+	 * 512 KiB. Each unmapping also flushes the TLB of the CPU the other
+	 * thread runs on (an interrupt to it: costly in a VM); 64 KiB windows
+	 * made a new 10,000-rule policy's tables about 1 ms slower, 1 MiB ones
+	 * raised the hook's peak RSS by 1 to 1.7 MiB. 128 KiB windows were
+	 * chosen while the peak came within 24 KiB of the 8 MiB a hook may
+	 * take; with it 2 MiB lower, 512 KiB ones took the tables from 1.74 to
+	 * 1.44 ms (the median peak 5,894 -> 6,464 KiB), 256 KiB ones to 1.53.
+	 */
+	const size_t unit = page / gcd(page, stride);
+	const size_t per_window = unit * (((size_t)512 << 10) / (unit * stride) + 1);
+
+	for (size_t first = 0; first < n; first += per_window) {
+		size_t count = n - first < per_window ? n - first : per_window;
+		size_t len = (count * stride + page - 1) / page * page;
+		char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				  (off_t)(first * stride));
+		if (base == MAP_FAILED)
+			return -errno;
+		fill(first, count, base, stride, arg);
+		munmap(base, len);
+	}
+	return 0;
+}
+
+/* The packed DFA's elements fill their stride: a window is one array of them. */
+static void dfa_elements_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	(void)stride;
+	sg_dfa_packed_write(arg, first, count, (sg_dfa_element *)dst);
+}
+_Static_assert(sizeof(sg_dfa_element) % 8 == 0,
+	       "DFA elements fill their 8-byte stride: a window is one array of them");
+
+static void rule_entries_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct sg_compiled *c = arg;
+	for (size_t k = first; k < first + count; k++, dst += stride)
+		if (k < c->config.n_rules)
+			memcpy(dst, &c->rules[k], sizeof(c->rules[0]));
+		else
+			memcpy(dst, &c->bounds[k - c->config.n_rules], sizeof(c->bounds[0]));
+}
+_Static_assert(sizeof(struct sg_field_bounds) == sizeof(struct sg_rule_entry),
+	       "the bounds are elements of the rules table");
+
+static void rule_texts_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct sg_compiled *c = arg;
+	for (size_t k = 0; k < count; k++)
+		memcpy(dst + k * stride, &c->texts[first + k], sizeof(c->texts[0]));
+}
+
+/* Where the rule names' bytes stand: the rule, the byte of its name, its length with the NUL. */
+struct names_cursor {
+	const struct sg_compiled *c;
+	uint32_t rule;
+	size_t at, len; /* len: 0 until measured */
+};
+
+/*
+ * The rule_names table: the names, each with its NUL, one after the other,
+ * SG_RULE_NAMES_UNIT bytes to an element; zeros after the last. The
+ * elements fill their stride, so the window is one run of bytes.
+ */
+static void rule_names_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	struct names_cursor *cur = arg;
+	size_t room = count * SG_RULE_NAMES_UNIT, filled = 0;
+
+	(void)first; /* the windows come in order: the cursor knows where they start */
+	(void)stride;
+	while (filled < room && cur->rule < cur->c->config.n_rules) {
+		const char *name = rule_name(cur->c, cur->rule);
+		if (cur->len == 0)
+			cur->len = cur->c->origins[cur->rule].name_len + 1;
+		size_t n = cur->len - cur->at < room - filled ? cur->len - cur->at : room - filled;
+		/* Tens of bytes: musl's memcpy took 0.3 ms more over 10,000 names. */
+		sg_copy_short(dst + filled, name + cur->at, n);
+		filled += n;
+		cur->at += n;
+		if (cur->at == cur->len) {
+			cur->rule++;
+			cur->at = cur->len = 0;
+		}
+	}
+	memset(dst + filled, 0, room - filled);
+}
+_Static_assert(SG_RULE_NAMES_UNIT % 8 == 0,
+	       "rule_names elements fill their 8-byte stride: a window is one run of bytes");
+
+/*
+ * The long exact names, in a kernel hash map a batch at a time: they are few
+ * (sysctl_guard.h), and their keys are zero padded to the key's size.
+ * Batches take no BPF_NOEXIST; the compiler never repeats a key.
+ */
+static int fill_long_names(int fd, const struct sg_compiled *c)
+{
+	enum { BATCH = 256 };
+	_cleanup_free_ struct sg_exact_key *keys = sg_xcalloc(BATCH, sizeof(*keys));
+	uint32_t rules[BATCH];
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < c->n_exact; i++) {
+		const struct sg_exact_name *e = &c->exact[i];
+		size_t len = e->len;
+		if (!sg_is_long_name(len))
+			continue;
+		memset(&keys[n], 0, sizeof(keys[n]));
+		keys[n].layer = e->layer;
+		memcpy(keys[n].name, e->name, len);
+		rules[n++] = e->rule;
+		if (n == BATCH) {
+			r = sg_map_update_all(fd, keys, sizeof(keys[0]), rules, sizeof(rules[0]), n,
+					      BPF_ANY);
+			n = 0;
+		}
+	}
+	if (r == 0 && n)
+		r = sg_map_update_all(fd, keys, sizeof(keys[0]), rules, sizeof(rules[0]), n,
+				      BPF_ANY);
+	return r;
+}
+
+/* fill_mapped's writers of the hashed tables' buckets (layout.h). */
+struct hashed_fill {
+	const struct sg_compiled *c;
+	const struct sg_hashed_tables *t;
+};
+
+static void exact_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct hashed_fill *f = arg;
+	sg_lay_exact_buckets(f->t, f->c, first, count, dst, stride);
+}
+
+static void value_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+{
+	const struct hashed_fill *f = arg;
+	sg_lay_value_buckets(f->t, first, count, dst, stride);
+}
+
+/* What a policy's tables are laid out from besides the compiled policy: planned per table. */
+struct planned_tables {
+	struct sg_hashed_tables hashed;
+	const struct sg_dfa_packed *dfa; /* the compiled policy's, packed ahead, or own_dfa */
+	struct sg_dfa_packed own_dfa;
+};
+
+/* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
+static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
+		    const struct planned_tables *planned)
+{
+	void *arg = (void *)c; /* the fills only read it */
+	struct names_cursor names = {.c = c};
+	const struct sg_hashed_tables *t = &planned->hashed;
+	struct hashed_fill hashed = {.c = c, .t = t};
+
+	switch (pin) {
+	case SG_TABLE_EXACT:
+		return fill_mapped(fd, sizeof(struct sg_exact_bucket), t->exact.n_buckets,
+				   exact_buckets_at, &hashed);
+	case SG_TABLE_EXACT_LONG:
+		return fill_long_names(fd, c);
+	case SG_TABLE_DFA:
+		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa->n_elements,
+				   dfa_elements_at, (void *)planned->dfa);
+	case SG_TABLE_RULES:
+		return fill_mapped(fd, sizeof(struct sg_rule_entry), rules_elements(c),
+				   rule_entries_at, arg);
+	case SG_TABLE_VALUES:
+		return fill_mapped(fd, sizeof(struct sg_value_bucket), t->values.n_buckets,
+				   value_buckets_at, &hashed);
+	case SG_TABLE_TEXTS:
+		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_texts_at, arg);
+	case PIN_RULE_NAMES:
+		return fill_mapped(fd, SG_RULE_NAMES_UNIT, rule_names_units(c), rule_names_at,
+				   &names);
+	default: /* the counters start at zero; info is written once the slot is known */
+		return 0;
+	}
+}
+
+/*
+ * The maps of a policy, made and filled by two threads side by side: most
+ * of the time goes to the kernel allocating and zeroing their pages and
+ * inserting into the hash tables, megabytes and thousands of elements for a
+ * large policy. Each thread takes the next map not taken yet, in order of
+ * make_order, and they stop at the first error.
+ */
+struct maps_work {
+	const struct sg_compiled *c;
+	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
+	struct policy_maps *m;
+	struct table_sizes sizes; /* each table's size set by the thread that plans it */
+	struct planned_tables planned;
+	size_t next; /* the next index of make_order to take (atomic) */
+	int error;   /* 0 or the first negative errno (atomic) */
+};
+
+/*
+ * Longest first, so that neither thread is left with a long one at the end:
+ * the DFA's (packing it is most of its time: 1.2 of 2.1 ms for 1,000
+ * patterns), which the helper takes while the other thread hashes the
+ * policy's key, then the exact names' (0.9 ms for 9,000).
+ */
+static const size_t make_order[] = {SG_TABLE_DFA,   SG_TABLE_EXACT,	 SG_TABLE_VALUES,
+				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
+				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
+_Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
+
+/*
+ * Plans the table of pin @pin, if it needs a plan: its map's size follows.
+ * A hashed table's plan that fails (entries whose hashes crowd together at
+ * every size, which a new seed would all but surely undo) is -EOVERFLOW,
+ * told apart from the kernel's errors (sg_tables_get).
+ */
+static int plan_table(struct maps_work *w, size_t pin)
+{
+	struct sg_hashed_tables *hashed = &w->planned.hashed;
+	int r;
+
+	if (pin == SG_TABLE_EXACT) {
+		r = sg_plan_exact(hashed, w->c);
+		w->sizes.exact_buckets = hashed->exact.n_buckets;
+	} else if (pin == SG_TABLE_VALUES) {
+		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
+		w->sizes.value_buckets = hashed->values.n_buckets;
+	} else if (pin == SG_TABLE_DFA) {
+		const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(w->c);
+		if (!ahead)
+			sg_dfa_pack(&w->c->dfa, &w->planned.own_dfa);
+		w->planned.dfa = ahead ? ahead : &w->planned.own_dfa;
+		w->sizes.dfa_elements = w->planned.dfa->n_elements;
+		return 0;
+	} else {
+		return 0;
+	}
+	if (r == 0 && sg_injected_fault("plan"))
+		r = -E2BIG;
+	return r < 0 ? -EOVERFLOW : 0;
+}
+
+/* Makes and fills the map of pin @pin into *@fd (-1 when not made): 0 or -errno. */
+static int make_filled(const struct sg_compiled *c, size_t pin, const struct table_sizes *sizes,
+		       const struct planned_tables *planned, int *fd)
+{
+	char fault[32];
+
+	*fd = create_map(c, pin, sizes);
+	if (*fd < 0)
+		return -errno;
+	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
+	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
+	if (sg_injected_fault(fault))
+		return -EIO;
+	return fill_map(*fd, pin, c, planned);
+}
+
+static int make_map(struct maps_work *w, size_t pin)
+{
+	if (is_absent(w->c, w->sizes.n_long, pin))
+		return 0;
+	int r = plan_table(w, pin);
+	if (r == 0)
+		r = make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
+	if (pin == SG_TABLE_DFA) /* its plan's pages serve the tables made after it */
+		sg_dfa_packed_free(&w->planned.own_dfa);
+	return r;
+}
+
+static void *make_maps_thread(void *arg)
+{
+	struct maps_work *w = arg;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+		if (i >= SG_ARRAY_SIZE(make_order) || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
+			return NULL;
+		int r = make_map(w, make_order[i]);
+		if (r < 0) {
+			int none = 0;
+			__atomic_compare_exchange_n(&w->error, &none, r, false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/*
+ * Tables smaller than this are made in one thread, once no policy of their
+ * key is found: starting the second one costs about 0.2 ms here, what the
+ * kernel takes to make about as many bytes of tables.
+ */
+enum { HELPER_MIN_BYTES = 256 << 10 };
+
+/* About how many bytes the policy's tables hold: their keys and values. */
+static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
+{
+	const struct table_sizes likely = {
+	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
+	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1,
+	    (size_t)c->dfa.n_states * 3 /* the states and about two entries each: dfa_pack.h */};
+	size_t bytes = 0;
+	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
+		if (is_absent(c, n_long, pin))
+			continue;
+		struct map_shape shape = map_shape(c, pin, &likely);
+		bytes += shape.entries * (shape.key_size + shape.value_size);
+	}
+	return bytes;
+}
+
+/*
+ * A policy's maps in the making: a large policy's by a second thread from
+ * begin_maps on, while this one works out the policy's key; the rest here,
+ * in end_maps.
+ */
+struct maps_making {
+	struct maps_work w;
+	pthread_t helper;
+	bool helper_started;
+};
+
+/* @large: tables_bytes of at least HELPER_MIN_BYTES; then a second thread starts on the maps. */
+static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
+		       struct sg_policy_info *info, struct policy_maps *m, size_t n_long,
+		       bool large)
+{
+	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
+	mk->w.planned.hashed.seed = info->config.table_seed;
+	mk->helper_started = large && sg_thread_start(&mk->helper, make_maps_thread, &mk->w) == 0;
+}
+
+/*
+ * Makes and fills the maps no thread took yet, or none when @cancel (the
+ * policy was found made), and waits for the helper; the info gets the
+ * hashed tables' sizes. Returns 0 or the first error; the maps made are in
+ * the policy_maps either way.
+ */
+static int end_maps(struct maps_making *mk, bool cancel)
+{
+	if (cancel) {
+		int none = 0;
+		__atomic_compare_exchange_n(&mk->w.error, &none, -ECANCELED, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	} else {
+		make_maps_thread(&mk->w);
+	}
+	if (mk->helper_started)
+		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
+	mk->w.info->config.exact_homes = mk->w.planned.hashed.exact.n_homes;
+	mk->w.info->config.value_homes = mk->w.planned.hashed.values.n_homes;
+	sg_hashed_tables_free(&mk->w.planned.hashed);
+	sg_dfa_packed_free(&mk->w.planned.own_dfa);
+	return mk->w.error;
+}
+
+static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
+{
+	uint32_t zero = 0;
+	return bpf_map_update_elem(m->fds[PIN_INFO], &zero, info, BPF_ANY) < 0 ? -errno : 0;
+}
+
+static int pin_maps(const struct policy_maps *m, const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (sg_injected_fault("pin"))
+		return -EIO;
+	if (mkdir(dir, 0700) < 0)
+		return -errno;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(policy_pins); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, policy_pins[i]);
+		if (m->fds[i] >= 0 && bpf_obj_pin(m->fds[i], path) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Claims a free slot for @key: inserting into the slots map without
+ * overwriting is atomic, so two hooks never get the same slot. Probing
+ * starts at a place the key picks, so claims rarely collide.
+ */
+static int claim_slot(const struct sg_program *prog, const char *key, uint32_t *slot)
+{
+	char value[SG_KEY_LEN] = {0};
+	uint32_t start = (uint32_t)strtoull(key, NULL, 16);
+
+	snprintf(value, sizeof(value), "%s", key);
+	for (uint32_t i = 0; i < SG_MAX_POLICIES - 1; i++) {
+		uint32_t s = 1 + (start + i) % (SG_MAX_POLICIES - 1);
+		if (bpf_map_update_elem(prog->slots_fd, &s, value, BPF_NOEXIST) == 0) {
+			*slot = s;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+/* Empties @slot in every outer map and frees it, if @key holds it. */
+static void release_slot(const struct sg_program *prog, uint32_t slot, const char *key)
+{
+	char holder[SG_KEY_LEN];
+
+	if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0 ||
+	    strncmp(holder, key, sizeof(holder)) != 0)
+		return;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		bpf_map_delete_elem(prog->outer_fds[i], &slot);
+	bpf_map_delete_elem(prog->slots_fd, &slot);
+}
+
+/*
+ * Starts putting the policy's tables at their slot of the outer maps, for
+ * the program; an absent table's slot stays empty.
+ */
+static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
+			 struct sg_placer *placer)
+{
+	int outer[SG_TABLE_COUNT], inner[SG_TABLE_COUNT];
+	size_t n = 0;
+
+	if (sg_injected_fault("map_update"))
+		return -EIO;
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+		if (m->fds[i] >= 0) {
+			outer[n] = prog->outer_fds[i];
+			inner[n++] = m->fds[i];
+		}
+	return sg_placer_send(placer, outer, inner, n, slot);
+}
+
+int sg_tables_open_map(const char *key, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
+	return bpf_obj_get(path);
+}
+
+#define PRELOADED_PREFIX "preloaded:"
+
+/* The mark's pin name: the label with every byte but [A-Za-z0-9_-] as ':' (bpffs refuses dots). */
+static void mark_name(const char *label, char out[NAME_MAX + 1])
+{
+	int n = snprintf(out, NAME_MAX + 1, PRELOADED_PREFIX);
+	for (const char *c = label; *c && n < NAME_MAX; c++, n++)
+		out[n] = isalnum((unsigned char)*c) || *c == '_' || *c == '-' ? *c : ':';
+	out[n] = '\0';
+}
+
+static bool is_mark(const char *name)
+{
+	return strncmp(name, PRELOADED_PREFIX, strlen(PRELOADED_PREFIX)) == 0;
+}
+
+static void mark_path(const char *key, const char *name, char path[PATH_MAX])
+{
+	snprintf(path, PATH_MAX, "%s/%s/%s", SG_POLICY_ROOT, key, name);
+}
+
+static int mark(const char *key, const char *name)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
+
+	if (fd < 0)
+		return -errno;
+	mark_path(key, name, path);
+	if (bpf_obj_pin(fd, path) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Marks change under a lock of their own, an exclusive flock of
+ * SG_POLICY_ROOT, which callers take with the pins lock held shared: two
+ * preloads of one label then leave one mark, not none.
+ */
+static int marks_lock(void)
+{
+	int fd = open(SG_POLICY_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Calls @visit(policy, mark name, arg) for every mark on the node but those of policy @except. */
+static void for_each_mark(const char *except, void (*visit)(const char *, const char *, void *),
+			  void *arg)
+{
+	DIR *root = opendir(SG_POLICY_ROOT);
+
+	for (struct dirent *p; root && (p = readdir(root));) {
+		char path[PATH_MAX];
+		if (p->d_name[0] == '.' || (except && strcmp(p->d_name, except) == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, p->d_name);
+		DIR *policy = opendir(path);
+		for (struct dirent *m; policy && (m = readdir(policy));)
+			if (is_mark(m->d_name))
+				visit(p->d_name, m->d_name, arg);
+		if (policy)
+			closedir(policy);
+	}
+	if (root)
+		closedir(root);
+}
+
+static void unpin_mark(const char *key, const char *name)
+{
+	char path[PATH_MAX];
+	mark_path(key, name, path);
+	unlink(path);
+}
+
+static void drop_if_same(const char *key, const char *name, void *wanted)
+{
+	if (strcmp(name, wanted) == 0)
+		unpin_mark(key, name);
+}
+
+int sg_tables_take_mark(const char *key, const char *label)
+{
+	char name[NAME_MAX + 1];
+	int lock_fd = marks_lock();
+
+	if (lock_fd < 0)
+		return lock_fd;
+	mark_name(label, name);
+	int r = mark(key, name);
+	if (r == 0)
+		for_each_mark(key, drop_if_same, name);
+	close(lock_fd);
+	return r;
+}
+
+struct kept_marks {
+	char (*names)[NAME_MAX + 1];
+	size_t n;
+	char scope[NAME_MAX + 1]; /* ":SCOPE" as it ends a mark's name, "" for none */
+};
+
+/* Whether mark @name is of the scope @kept drops in: its own pairs, or none. */
+static bool in_scope(const char *name, const struct kept_marks *kept)
+{
+	size_t len = strlen(name), scope_len = strlen(kept->scope);
+	if (!scope_len)
+		return !strstr(name, ":" SG_MARK_SCOPE_PREFIX);
+	return len > scope_len && strcmp(name + len - scope_len, kept->scope) == 0;
+}
+
+static void drop_unless_kept(const char *key, const char *name, void *arg)
+{
+	const struct kept_marks *kept = arg;
+	if (!in_scope(name, kept))
+		return;
+	for (size_t i = 0; i < kept->n; i++)
+		if (strcmp(name, kept->names[i]) == 0)
+			return;
+	unpin_mark(key, name);
+}
+
+int sg_tables_drop_marks_except(const char *const *labels, size_t n, const char *scope)
+{
+	struct kept_marks kept = {sg_xcalloc(n ? n : 1, sizeof(*kept.names)), n, ""};
+	int lock_fd = marks_lock();
+
+	if (scope[0])
+		snprintf(kept.scope, sizeof(kept.scope), ":%s", scope);
+	for (size_t i = 0; i < n; i++)
+		mark_name(labels[i], kept.names[i]);
+	if (lock_fd >= 0) {
+		for_each_mark(NULL, drop_unless_kept, &kept);
+		close(lock_fd);
+	}
+	free(kept.names);
+	return lock_fd < 0 ? lock_fd : 0;
+}
+
+bool sg_tables_is_preloaded(const char *key)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, key);
+	DIR *dir = opendir(path);
+	bool marked = false;
+
+	for (struct dirent *de; dir && !marked && (de = readdir(dir));)
+		marked = is_mark(de->d_name);
+	if (dir)
+		closedir(dir);
+	return marked;
+}
+
+int sg_tables_read_rule_names(const char *key, uint32_t n, struct sg_rule_name *out)
+{
+	struct bpf_map_info info = {0};
+	uint32_t info_len = sizeof(info);
+	_cleanup_close_ int fd = sg_tables_open_map(key, "rule_names");
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len) < 0)
+		return -errno;
+	if (info.value_size != SG_RULE_NAMES_UNIT)
+		return -EPROTO;
+	size_t len = (size_t)info.max_entries * SG_RULE_NAMES_UNIT;
+	const char *names = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (names == MAP_FAILED)
+		return -errno;
+	/* Read as untrusted: a name runs to its NUL or to the end of the table. */
+	size_t at = 0;
+	for (uint32_t i = 0; i < n && at < len; i++) {
+		size_t name_len = strnlen(names + at, len - at);
+		snprintf(out[i].name, sizeof(out[i].name), "%.*s", (int)name_len, names + at);
+		at += name_len + 1;
+	}
+	munmap((void *)names, len);
+	return 0;
+}
+
+int sg_tables_read_info(const char *key, struct sg_policy_info *info)
+{
+	uint32_t zero = 0;
+	_cleanup_close_ int fd = sg_tables_open_map(key, "info");
+	if (fd < 0)
+		return -errno;
+	int r = sg_map_lookup_sized(fd, &zero, sizeof(zero), info, sizeof(*info));
+	if (r < 0)
+		return r;
+	if (info->format != SG_POLICY_INFO_FORMAT || info->slot == 0)
+		return -EPROTO;
+	info->program_key[SG_KEY_LEN - 1] = '\0';
+	return 0;
+}
+
+/* Found pinned, and for this program: then it is complete (pinned by rename). */
+static int find_pinned(const struct sg_program *prog, struct sg_tables *out)
+{
+	int r = sg_tables_read_info(out->key, &out->info);
+	if (r == 0 &&
+	    (strcmp(out->info.program_key, prog->key) != 0 || out->info.program_id != prog->id))
+		r = -ESTALE;
+	return r;
+}
+
+/* The info of tables made here, but the slot: that is claimed once they are made. */
+static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
+		    struct sg_policy_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->format = SG_POLICY_INFO_FORMAT;
+	snprintf(info->program_key, sizeof(info->program_key), "%s", prog->key);
+	info->program_id = prog->id;
+	info->config = c->config;
+	/* The keys of the values hash and of the hashed tables' (sysctl_guard.h). */
+	__u64 keys[3];
+	if (getrandom(keys, sizeof(keys), 0) != sizeof(keys))
+		return -EIO;
+	info->config.hash_key[0] = keys[0];
+	info->config.hash_key[1] = keys[1];
+	info->config.table_seed = keys[2];
+	return 0;
+}
+
+/*
+ * Claims a slot for the made maps @m of policy @key, places them there and
+ * pins them under @key's directory, through @staging. *@info gets the slot.
+ */
+static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
+			  struct sg_policy_info *info, const char *key, const char *staging,
+			  struct sg_placer *placer)
+{
+	int r = claim_slot(prog, key, &info->slot);
+	if (r < 0)
+		return r;
+	/*
+	 * No program reads the slot before a guard's storage names it, and no
+	 * guard does before this returns: the tables are pinned while they
+	 * are being placed.
+	 */
+	r = start_placing(prog, m, info->slot, placer);
+	bool sent = r == 0;
+	if (r == 0)
+		r = write_info(m, info);
+	if (r == 0)
+		r = pin_maps(m, staging);
+	/* Also after a failure: the slot is not released under the placer's updates. */
+	int placed = sent ? sg_placer_wait(placer) : 0;
+	if (r == 0)
+		r = placed;
+	if (r == 0 && sg_injected_fault("rename"))
+		r = -EIO;
+	if (r == 0) {
+		char final_dir[PATH_MAX];
+		snprintf(final_dir, sizeof(final_dir), "%s/%s", SG_POLICY_ROOT, key);
+		if (rename(staging, final_dir) < 0)
+			r = -errno;
+	}
+	if (r < 0)
+		release_slot(prog, info->slot, key);
+	return r;
+}
+
+/* What making the maps needs first, the info and the outer maps, then begin_maps. */
+static int start_making(struct sg_program *prog, const struct sg_compiled *c,
+			struct sg_policy_info *info, struct maps_making *mk, struct policy_maps *m,
+			size_t n_long, bool large)
+{
+	int r = new_info(prog, c, info);
+	if (r == 0)
+		r = sg_program_open_slots(prog);
+	if (r == 0)
+		begin_maps(mk, c, info, m, n_long, large);
+	return r;
+}
+
+/*
+ * Makes the tables of @c and publishes them as policy out->key, unless a
+ * policy of that key is pinned already: then *@out is that one. The key
+ * hashes megabytes for a large policy, so its maps are being made
+ * meanwhile; should the policy be found (other inputs that compiled to the
+ * same tables, `attach` of a policy again), the second thread stops after
+ * the map in hand, which costs the wait for it (about 2 ms for 10,000
+ * rules). A small policy's maps are made only when none is found.
+ */
+static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
+			struct sg_placer *placer, struct sg_tables *out)
+{
+	struct policy_maps m;
+	struct maps_making mk;
+	struct sg_policy_info info;
+	char staging[PATH_MAX];
+	const size_t n_long = sg_long_names(c);
+	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
+
+	memset(m.fds, -1, sizeof(m.fds));
+	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
+	policy_key(prog, c, out->key);
+	if (find_pinned(prog, out) == 0) {
+		if (large && r == 0)
+			end_maps(&mk, true);
+		close_maps(&m);
+		return 0;
+	}
+	if (!large)
+		r = start_making(prog, c, &info, &mk, &m, n_long, large);
+	if (r == 0)
+		r = end_maps(&mk, false);
+	if (r == 0) {
+		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
+			 (int)getpid(), out->key);
+		sg_unpin_dir(staging);
+		r = publish_tables(prog, &m, &info, out->key, staging, placer);
+		sg_unpin_dir(staging);
+	}
+	close_maps(&m);
+	if (r == 0)
+		out->info = info;
+	return r;
+}
+
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_placer *placer,
+		  struct sg_tables *out, struct sg_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	int r = find_or_make(prog, c, placer, out);
+	if (r < 0) {
+		/* Another hook made the same policy first: share theirs. */
+		if (find_pinned(prog, out) == 0)
+			return 0;
+		if (r == -ENOSPC)
+			return sg_system_error(
+			    err, ENOSPC,
+			    "all %d policy slots are in use: run `sysctl-guard gc` "
+			    "to free the policies no container uses",
+			    SG_MAX_POLICIES - 1);
+		if (r == -EOVERFLOW)
+			return sg_system_error(
+			    err, EOVERFLOW,
+			    "cannot lay out the hash tables of policy %s: too many "
+			    "of its names or values hash alike under this seed; "
+			    "a new attempt draws a new one",
+			    out->key);
+		if (r == -ETIMEDOUT)
+			return sg_system_error(
+			    err, ETIMEDOUT,
+			    "the tables of policy %s were not placed in time: the node "
+			    "did not run the tasks placing them; try again when it is less busy",
+			    out->key);
+		return sg_system_error(err, -r,
+				       "cannot put the tables of policy %s in the kernel: %s",
+				       out->key, strerror(-r));
+	}
+	return 0;
+}
+
+int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->key, sizeof(out->key), "%s", key);
+	return find_pinned(prog, out);
+}
+
+int sg_tables_find_by_inputs(const struct sg_program *prog, uint64_t digest, struct sg_tables *out,
+			     char description[SG_DESCRIPTION_LEN])
+{
+	struct sg_inputs_entry entry;
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+
+	if (fd < 0 || sg_map_lookup_sized(fd, &digest, sizeof(digest), &entry, sizeof(entry)) < 0)
+		return -ENOENT;
+	entry.policy_key[SG_KEY_LEN - 1] = '\0';
+	entry.description[SG_DESCRIPTION_LEN - 1] = '\0';
+	if (sg_tables_find(prog, entry.policy_key, out) < 0) {
+		/* Its policy was collected since: the inputs will make it again. */
+		bpf_map_delete_elem(fd, &digest);
+		return -ENOENT;
+	}
+	memcpy(description, entry.description, SG_DESCRIPTION_LEN);
+	return 0;
+}
+
+void sg_tables_remember_inputs(const struct sg_program *prog, uint64_t digest,
+			       const struct sg_tables *tables, const char *description)
+{
+	struct sg_inputs_entry entry = {0};
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+
+	snprintf(entry.policy_key, sizeof(entry.policy_key), "%s", tables->key);
+	snprintf(entry.description, sizeof(entry.description), "%s",
+		 description ? description : "");
+	/* Full (SG_MAX_INPUTS): these inputs are parsed again next time, nothing worse. */
+	if (fd >= 0 && !sg_injected_fault("inputs"))
+		bpf_map_update_elem(fd, &digest, &entry, BPF_ANY);
+}
+
+void sg_tables_forget_inputs_of_removed(const struct sg_program *prog)
+{
+	_cleanup_close_ int fd = sg_program_open_map(prog->key, "inputs");
+	_cleanup_free_ uint64_t *digests = sg_xcalloc(SG_MAX_INPUTS, sizeof(*digests));
+	struct sg_inputs_entry entry;
+	size_t n = 0;
+
+	/* Another build's record may hold other entries: this one's only. */
+	if (fd < 0 || !sg_map_shape_is(fd, sizeof(*digests), sizeof(entry)))
+		return;
+	/* Keys first: deleting while walking would restart the walk. */
+	while (n < SG_MAX_INPUTS &&
+	       bpf_map_get_next_key(fd, n ? &digests[n - 1] : NULL, &digests[n]) == 0)
+		n++;
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		if (bpf_map_lookup_elem(fd, &digests[i], &entry) < 0)
+			continue;
+		entry.policy_key[SG_KEY_LEN - 1] = '\0';
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, entry.policy_key);
+		if (access(path, F_OK) < 0)
+			bpf_map_delete_elem(fd, &digests[i]);
+	}
+}
+
+int sg_tables_remove(const char *key)
+{
+	struct sg_policy_info info;
+	struct sg_program prog;
+	char dir[PATH_MAX];
+
+	if (sg_tables_read_info(key, &info) == 0 && sg_program_open(info.program_key, &prog) == 0) {
+		if (prog.id == info.program_id && sg_program_open_slots(&prog) == 0)
+			release_slot(&prog, info.slot, key);
+		sg_program_close(&prog);
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", SG_POLICY_ROOT, key);
+	return sg_unpin_dir(dir);
+}
+
+/*
+ * Waits for removing child @pid: 1 when it removed its policy. By pid: this
+ * process may have other children, a placer still waiting out its grace
+ * periods (placer.h), which a wait for any child would take for a removal.
+ */
+static int wait_removal(pid_t pid)
+{
+	int status;
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
+{
+	enum { side_by_side = 64 };
+	pid_t running[side_by_side]; /* a ring, the oldest child at @oldest */
+	size_t n_running = 0, oldest = 0;
+	int removed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (n_running == side_by_side) {
+			removed += wait_removal(running[oldest]);
+			oldest = (oldest + 1) % side_by_side;
+			n_running--;
+		}
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(sg_tables_remove(keys[i]) == 0 ? 0 : 1);
+		if (pid < 0)
+			removed += sg_tables_remove(keys[i]) == 0;
+		else
+			running[(oldest + n_running++) % side_by_side] = pid;
+	}
+	for (; n_running > 0; n_running--, oldest = (oldest + 1) % side_by_side)
+		removed += wait_removal(running[oldest]);
+	return removed;
+}
+
+int sg_tables_release_orphan_slots(const struct sg_program *prog)
+{
+	char holder[SG_KEY_LEN];
+	struct sg_policy_info info;
+	uint32_t slot, next;
+	int released = 0;
+
+	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
+		slot = next;
+		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0)
+			continue;
+		holder[SG_KEY_LEN - 1] = '\0';
+		/* Pinned under the holder's key with this slot: a policy, not an orphan. */
+		if (sg_tables_read_info(holder, &info) == 0 && info.slot == slot)
+			continue;
+		release_slot(prog, slot, holder);
+		released++;
+	}
+	return released;
+}
