@@ -273,7 +273,8 @@ static const char *verdict_text(enum sg_verdict v)
 /*
  * The kernel's write() returns the length of the value it stores. Callers
  * that loop until what they asked for is written take a larger count for a
- * broken system call (README, "Write constraints").
+ * broken system call (docs/policy.md, "When the stored value is longer
+ * than the write").
  */
 static void print_longer_note(size_t stored, size_t written)
 {

@@ -77,7 +77,7 @@ expect "a clamped write of four digits returns four, as written" "ok 4
 ok 4096" io "$CG" --net writen net/core/somaxconn 9999 read net/core/somaxconn
 # The kernel's write() returns the length of what it stores, also when that
 # is longer than what was written: callers that loop until their count is
-# written take it for a broken call (README). explain says so.
+# written take it for a broken call (docs/policy.md). explain says so.
 expect "a write clamped up to more digits returns the length stored" "ok 3
 ok 128" io "$CG" --net writen net/core/somaxconn 5 read net/core/somaxconn
 expect "... and explain says what that does to callers" "note:   write() returns 3 for the 1 byte written" \
