@@ -197,6 +197,7 @@ container "hook-learnbase-$$" '{"io.sysctl-guard.learn": "true"}'
 expect "... while learn=true beside a baseline learns under it" "0 " \
 	sh -c "$(declare -f hook_says state); BUNDLE=$BUNDLE PID=$PID SG=$SG; hook_says hook-learnbase-$$ $TMPDIR_TEST/base-k8s.json"
 state "hook-learnbase-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+rm -f "/var/lib/sysctl-guard/learned/hook-learnbase-$$.json"
 # The learn annotation in config.json alone (the state has none, at either
 # stage): poststop writes the learned policy all the same.
 container "hook-learncfg-$$" '{"io.sysctl-guard.profile": "audit", "io.sysctl-guard.learn": "true"}'
@@ -252,6 +253,7 @@ expect "... its description counts the denial" "but for 1 access its guard denie
 expect "... and learn names it on stderr" 'denied: write kernel.domainname "x"' \
 	grep -o 'denied: write kernel.domainname "x"' "$TMPDIR_TEST/enf.err"
 state "learnenf-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+rm -f "/var/lib/sysctl-guard/learned/learnenf-$$.json"
 # So does a write the guard clamped: the learned policy would store what the
 # guard did not. A value longer than a policy can list makes the rule allow
 # any value, and learn says so.
@@ -274,6 +276,7 @@ rewrites_ignored && CLAMPED="denied"
 expect "... learn names both on stderr" "$CLAMPED: write net.core.somaxconn \"5\"
  kernel.domainname" sh -c "grep -o '$CLAMPED: write net.core.somaxconn \"5\"' \"$TMPDIR_TEST/clamp.err\"; grep -A1 'cannot list' \"$TMPDIR_TEST/clamp.err\" | tail -1 | grep -o ' kernel.domainname'"
 state "learnclamp-$$" stopped 0 | "$SG" hook poststop 2>/dev/null
+rm -f "/var/lib/sysctl-guard/learned/learnclamp-$$.json"
 expect "... and poststop forgot its record" "0" seen_records "$(stat -c %i "$CG")"
 # A guard that went without a word (its pins removed by hand, say) leaves its
 # record until gc forgets it; a guard attached later starts with none.
