@@ -10,13 +10,14 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../node.sh"
 
 CGROUPS=()
-TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
 
 CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG_ROOT" ] || skip "no cgroup2 mount"
+# Made once nothing above can exit: cleanup (below) removes it.
+TMPDIR_TEST=$(mktemp -d /tmp/sg-kernel.XXXXXX)
 
 # new_cgroup VAR: creates a temporary cgroup and stores its path in VAR.
 new_cgroup() {

@@ -7,11 +7,12 @@ set -u
 . "$(dirname "$0")/bundle.sh"
 
 CONTAINERS=()
-WORK=$(mktemp -d /tmp/sg-oci.XXXXXX)
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -x "${SG:-}" ] || { echo "SG is not set to the sysctl-guard binary"; exit 1; }
 command -v runc >/dev/null || skip "runc is not installed"
+# Made once nothing above can exit: cleanup (below) removes it.
+WORK=$(mktemp -d /tmp/sg-oci.XXXXXX)
 
 cleanup() {
 	for c in "${CONTAINERS[@]}"; do
