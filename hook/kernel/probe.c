@@ -207,8 +207,10 @@ static const struct {
 
 const char *sg_probe_missing_feature(void)
 {
+	/* The test seam's answer is this process's only: the cache keeps the kernel's. */
+	const bool seam = sg_injected_fault("no_ringbuf");
 	facts_load();
-	if (facts.sysctl_hook == 1 && !sg_injected_fault("no_ringbuf"))
+	if (facts.sysctl_hook == 1 && !seam)
 		return NULL;
 	int answer = 1;
 	const char *missing = NULL;
@@ -217,8 +219,7 @@ const char *sg_probe_missing_feature(void)
 		if (answer != 1)
 			missing = needed_features[i].what;
 	}
-	/* The test seam's answer is this process's only: the cache keeps the kernel's. */
-	if (!sg_injected_fault("no_ringbuf")) {
+	if (!seam) {
 		facts.sysctl_hook = answer;
 		facts_store();
 	}

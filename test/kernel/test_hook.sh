@@ -80,11 +80,14 @@ state hook-e stopped 0 | "$SG" hook poststop
 # When the kernel refuses: fail closed by default, a warning with on_unsupported: skip.
 UNIQUE_POLICY=$(python3 -c 'import json,sys; print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "rules": [{"name": "kernel.sg_hook_f_" + sys.argv[1], "access": "none"}]})}))' "$$")
 container hook-f "$UNIQUE_POLICY"
-unsupported() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=prog_load "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$1" "$TMPDIR_TEST/f.err")"; }
+# refused FAULT PATTERN: the hook's exit status with that fault injected, and
+# how many lines of its stderr match PATTERN.
+refused() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$2" "$TMPDIR_TEST/f.err")"; }
+unsupported() { refused prog_load "$1"; }
 expect "a kernel failure stops the container (exit 2)" "2 1" unsupported "error: the kernel refused"
 # A kernel without a feature guarding needs: the hook names it (a fault
 # stands in for a kernel before 5.8; the matrix's oldest is 6.1).
-lacking() { state hook-f created "$PID" | SYSCTL_GUARD_FAULT=no_ringbuf "$SG" hook createRuntime >/dev/null 2>"$TMPDIR_TEST/f.err"; echo "$? $(grep -c "$1" "$TMPDIR_TEST/f.err")"; }
+lacking() { refused no_ringbuf "$1"; }
 expect "a kernel lacking a feature stops the container (exit 2), naming it" "2 1" lacking "lacks BPF ring buffers (Linux 5.8)"
 echo '{ "version": 1, "on_unsupported": "skip" }' >"$SYSCTL_GUARD_CONFIG"
 expect "on_unsupported: skip lets it run unguarded, with a warning" "0 1" unsupported "warning: .*unguarded"
