@@ -288,7 +288,6 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
 			       struct sg_err *err)
 {
-	struct sg_placer placer;
 	int r = 0;
 
 	if (digest && sg_tables_find_by_inputs(prog, *digest, tables, description) == 0) {
@@ -297,7 +296,6 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			policy->found(policy->make_arg);
 		return 0;
 	}
-	sg_placer_init(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
 		struct sg_siphash8 key_start;
@@ -307,7 +305,7 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
 	}
 	if (r == 0)
-		r = sg_tables_get(prog, *compiled, &placer, tables, err);
+		r = sg_tables_get(prog, *compiled, tables, err);
 	if (r == 0 && digest)
 		sg_tables_remember_inputs(prog, *digest, tables, description);
 	return r;

@@ -24,7 +24,6 @@
 #include "eval.h"
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
-#include "placer.h"
 #include "siphash8.h"
 #include "thread.h"
 #include "util.h"
@@ -45,7 +44,7 @@ enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
  * map stays empty, which the program reads as empty (bpf/sysctl_guard.bpf.c):
  * most policies have no long name, no allowed values and no rewrite or
  * clamp, and each table cost a new policy a map, its pin and an update of
- * its outer map, which waits for an RCU grace period (40 us each here).
+ * its outer map, which waits for an RCU grace period.
  */
 static bool is_absent(const struct sg_compiled *c, size_t n_long, size_t pin)
 {
@@ -664,23 +663,24 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 }
 
 /*
- * Starts putting the policy's tables at their slot of the outer maps, for
- * the program; an absent table's slot stays empty.
+ * Puts the policy's tables at @slot of the program's outer maps, one map
+ * after the other; an absent table's slot stays empty. Each update returns
+ * once no program can still see what the slot held before (an RCU grace
+ * period), which a new policy waits out here: `preload` takes that off the
+ * containers' path.
  */
-static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
-			 struct sg_placer *placer)
+static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
 {
-	int outer[SG_TABLE_COUNT], inner[SG_TABLE_COUNT];
-	size_t n = 0;
-
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		if (m->fds[i] >= 0) {
-			outer[n] = prog->outer_fds[i];
-			inner[n++] = m->fds[i];
-		}
-	return sg_placer_send(placer, outer, inner, n, slot);
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		if (m->fds[i] < 0)
+			continue;
+		uint32_t inner = (uint32_t)m->fds[i];
+		if (bpf_map_update_elem(prog->outer_fds[i], &slot, &inner, BPF_ANY) < 0)
+			return -errno;
+	}
+	return 0;
 }
 
 int sg_tables_open_map(const char *key, const char *name)
@@ -921,29 +921,23 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 /*
  * Claims a slot for the made maps @m of policy @key, places them there and
  * pins them under @key's directory, through @staging. *@info gets the slot.
+ * A failure empties the slot and frees it: a slot is claimed before it is
+ * placed and emptied before it is freed, so that no outer map ever has an
+ * entry at a free slot. A hook killed on the way leaves the slot claimed
+ * under a key that is not pinned: gc frees it (sg_tables_release_orphan_slots).
  */
 static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
-			  struct sg_policy_info *info, const char *key, const char *staging,
-			  struct sg_placer *placer)
+			  struct sg_policy_info *info, const char *key, const char *staging)
 {
 	int r = claim_slot(prog, key, &info->slot);
 	if (r < 0)
 		return r;
-	/*
-	 * No program reads the slot before a guard's storage names it, and no
-	 * guard does before this returns: the tables are pinned while they
-	 * are being placed.
-	 */
-	r = start_placing(prog, m, info->slot, placer);
-	bool sent = r == 0;
+	/* No program reads the slot before a guard's storage names it, and no guard does yet. */
+	r = place_tables(prog, m, info->slot);
 	if (r == 0)
 		r = write_info(m, info);
 	if (r == 0)
 		r = pin_maps(m, staging);
-	/* Also after a failure: the slot is not released under the placer's updates. */
-	int placed = sent ? sg_placer_wait(placer) : 0;
-	if (r == 0)
-		r = placed;
 	if (r == 0 && sg_injected_fault("rename"))
 		r = -EIO;
 	if (r == 0) {
@@ -980,7 +974,7 @@ static int start_making(struct sg_program *prog, const struct sg_compiled *c,
  * rules). A small policy's maps are made only when none is found.
  */
 static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
-			struct sg_placer *placer, struct sg_tables *out)
+			struct sg_tables *out)
 {
 	struct policy_maps m;
 	struct maps_making mk;
@@ -1006,7 +1000,7 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
 			 (int)getpid(), out->key);
 		sg_unpin_dir(staging);
-		r = publish_tables(prog, &m, &info, out->key, staging, placer);
+		r = publish_tables(prog, &m, &info, out->key, staging);
 		sg_unpin_dir(staging);
 	}
 	close_maps(&m);
@@ -1015,11 +1009,11 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 	return r;
 }
 
-int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_placer *placer,
-		  struct sg_tables *out, struct sg_err *err)
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
+		  struct sg_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	int r = find_or_make(prog, c, placer, out);
+	int r = find_or_make(prog, c, out);
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)
@@ -1036,12 +1030,6 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "cannot lay out the hash tables of policy %s: too many "
 			    "of its names or values hash alike under this seed; "
 			    "a new attempt draws a new one",
-			    out->key);
-		if (r == -ETIMEDOUT)
-			return sg_system_error(
-			    err, ETIMEDOUT,
-			    "the tables of policy %s were not placed in time: the node "
-			    "did not run the tasks placing them; try again when it is less busy",
 			    out->key);
 		return sg_system_error(err, -r,
 				       "cannot put the tables of policy %s in the kernel: %s",
@@ -1130,11 +1118,7 @@ int sg_tables_remove(const char *key)
 	return sg_unpin_dir(dir);
 }
 
-/*
- * Waits for removing child @pid: 1 when it removed its policy. By pid: this
- * process may have other children, a placer still waiting out its grace
- * periods (placer.h), which a wait for any child would take for a removal.
- */
+/* Waits for removing child @pid: 1 when it removed its policy. */
 static int wait_removal(pid_t pid)
 {
 	int status;

@@ -86,72 +86,9 @@ expect "a DFA of many patterns decides in the kernel: its pattern denies, the de
 "$SG" detach --cgroup "$CG" >/dev/null
 expect "and no staging left (guard, policy)" "0 0" staging_both
 
-if outside_matrix "the placer"; then
-	# Without a placer (placer.c: no tasks) the hook makes the outer-map
-	# updates itself, waits included, and the guard is the same.
-	NO_PLACER=$(big_policy no_placer "{ \"name\": \"kernel.sg_no_placer_$$\", \"access\": \"none\" }")
-	expect "without a placer, a new policy is placed by the hook itself and denies" "EPERM" sh -c \
-		"SYSCTL_GUARD_FAULT=placer \"$SG\" attach --cgroup \"$CG\" --policy \"$NO_PLACER\" >/dev/null 2>&1 && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
-	expect "without a placer: no staging left (guard, policy)" "0 0" staging_both
-	"$SG" detach --cgroup "$CG" >/dev/null
-
-	# With tasks making the updates (placer.c; this boot may have measured
-	# that the hook makes them quicker itself): the same guard.
-	TASKS=$(big_policy tasks "{ \"name\": \"kernel.sg_tasks_$$\", \"access\": \"none\" }")
-	expect "placed by the placer's tasks, a new policy denies" "EPERM" sh -c \
-		"SYSCTL_GUARD_FAULT=placer_tasks \"$SG\" attach --cgroup \"$CG\" --policy \"$TASKS\" >/dev/null 2>&1 && \"$SG_IO\" --cgroup \"$CG\" --uts write kernel/domainname x"
-	expect "placed by tasks: no staging left (guard, policy)" "0 0" staging_both
-	"$SG" detach --cgroup "$CG" >/dev/null
-
-	# A placer the node does not run in time (placer_stall: it sleeps a second,
-	# the hook waits 0.2 s) is killed before its slot is released: placing
-	# afterwards, it would put its tables into a slot that another policy may
-	# hold by then. Every outer map's entries are at claimed slots (outer ⊆ slots
-	# holds at every moment: a slot is claimed before it is placed, emptied before
-	# it is freed), also well after the placer would have woken. The outer maps
-	# (outer_at_free_slots, lib.sh). The attach is not confined: its placer also
-	# dies with it (PR_SET_PDEATHSIG); test_preload has a confined one.
-	STALL=$(big_policy stall "{ \"name\": \"kernel.sg_stall_$$\", \"access\": \"none\" }")
-	expect "a placer that does not place in time: exit status 2, said so" "2 yes" sh -c \
-		"out=\$(SYSCTL_GUARD_FAULT=placer_stall \"$SG\" attach --cgroup \"$CG\" --policy \"$STALL\" 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'not placed in time' && echo yes)"
-	expect "it fails: nothing attached" "0" programs_on "$CG"
-	sleep 2
-	expect "two seconds later: no outer-map entry at a free slot" "0" outer_at_free_slots
-	expect "and no staging left (guard, policy)" "0 0" staging_both
-
-	# placer_tasks: while a stalled attach waits for them (0.2 s), what its
-	# placer's tasks hold (placer.h), each looked at once seen asleep (it has
-	# closed what it does not need by then): "each holds two maps, nothing
-	# else" when every task seen does, else "TASKS FDS MAPS", descriptors and
-	# bpf maps summed over the tasks seen. A slow machine may see only some of
-	# the tasks in that time, not none.
-	placer_tasks() {
-		SYSCTL_GUARD_FAULT=placer_stall "$SG" attach --cgroup "$CG" --policy "$1" >/dev/null 2>&1 &
-		local pid=$! seen=" " n=0 fds=0 maps=0 t listing
-		while kill -0 $pid 2>/dev/null; do
-			for t in $(placer_tasks_asleep $pid); do
-				[[ $seen == *" $t "* ]] && continue
-				listing=$(ls -l "/proc/$t/fd" 2>/dev/null) || continue
-				seen="$seen$t "
-				n=$((n + 1))
-				fds=$((fds + $(grep -c -- '->' <<<"$listing")))
-				maps=$((maps + $(grep -c 'anon_inode:bpf-map' <<<"$listing")))
-			done
-		done
-		wait $pid 2>/dev/null
-		if [ $n -gt 0 ] && [ $fds = $((2 * n)) ] && [ $maps = $fds ]; then
-			echo "each holds two maps, nothing else"
-		else
-			echo "$n $fds $maps"
-		fi
-	}
-	STALL_FDS=$(big_policy stall_fds "{ \"name\": \"kernel.sg_stall_fds_$$\", \"access\": \"none\" }")
-	expect "a placer's tasks hold the two maps of their update each, nothing of the hook's" \
-		"each holds two maps, nothing else" \
-		placer_tasks "$STALL_FDS"
-	sleep 2
-	expect "... and two seconds later no outer-map entry is at a free slot" "0" outer_at_free_slots
-fi
+# After the failures above, every outer-map entry is at a claimed slot (a
+# slot is claimed before it is placed, emptied before it is freed).
+expect "after the failures: no outer-map entry at a free slot" "0" outer_at_free_slots
 
 # A failed replacement keeps the guard that was there.
 attach "$CG" "$DENY" || finish

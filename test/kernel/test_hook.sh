@@ -485,9 +485,9 @@ for i in $(seq 1 $MANY); do
 done
 expect "poststop removed all $MANY" "0" sh -c "\"$SG\" status --json 2>/dev/null | python3 -c 'import json,sys; print(len([g for g in json.load(sys.stdin) if g[\"container_id\"].startswith(\"many-\")]))'"
 
-# SIGKILL at any moment of a hook making a new large policy: its placer
-# (forked before the policy is parsed, placer.h) goes with it, and what is
-# left is a complete guard or nothing that gc does not remove.
+# SIGKILL at any moment of a hook making a new large policy: no process of
+# its session is left, and what is left after gc is a complete guard or
+# nothing.
 big_inline() { # NONCE: an annotation with a 10,302-rule inline policy no other hook has made
 	python3 -c 'import json,sys
 rules = [{"name": "net.ipv4.conf.sgk%d.rp_filter" % i, "access": "none"} for i in range(10000)]
@@ -517,7 +517,7 @@ for delay in $DELAYS; do
 	"$SG" detach --cgroup "$CG" >/dev/null 2>&1
 done
 if [ -n "$DELAYS" ]; then
-	expect "a hook killed at any moment leaves no placer behind, and a guard whole or none" "9" \
+	expect "a hook killed at any moment leaves no process behind, and a guard whole or none" "9" \
 		echo "$killed_ok"
 	expect "... and no staging directory" "0" dead_staging
 fi
