@@ -4,8 +4,7 @@
  *
  * Literal rules go into a sorted exact-name table. The pattern rules of each
  * layer become one DFA over byte classes (dfa.c), built beside the rules by
- * a second thread for a policy of many patterns, or ahead of the parse
- * (forecast.c).
+ * a second thread for a policy of many patterns.
  */
 #include "compile.h"
 
@@ -15,7 +14,6 @@
 #include <string.h>
 
 #include "dfa.h"
-#include "forecast.h"
 #include "name.h"
 #include "spare.h"
 #include "thread.h"
@@ -614,7 +612,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input 
 {
 	uint32_t layer = 0;
 
-	if (sg_dfa_build(in, NULL, c, &layer) < 0) {
+	if (sg_dfa_build(in, c, &layer) < 0) {
 		const char *origin = set->layers[layer].origin;
 		return sg_input_error(err,
 				      "%s: policy too complex: the patterns need more than "
@@ -744,11 +742,11 @@ static uint32_t *group_pinned(const struct sg_policy_set *set, size_t *n)
  */
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
-	return sg_compile_keyed(set, NULL, NULL, out, err);
+	return sg_compile_keyed(set, NULL, out, err);
 }
 
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
-		     struct sg_dfa_forecast **forecast, struct sg_compiled *out, struct sg_err *err)
+		     struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
@@ -790,10 +788,9 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 	dfa_input_of(set, &patterns, &dfa_in);
 	struct dfa_job dfa = {.set = set, .in = &dfa_in, .c = &c};
 	pthread_t helper;
-	const bool forecast_given = forecast && *forecast;
-	bool helped = !forecast_given && dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
+	bool helped = dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
 		      sg_thread_start(&helper, build_dfa_job, &dfa) == 0;
-	if (!helped && !forecast_given && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
+	if (!helped && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -822,12 +819,6 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 		pthread_join(helper, NULL);
 		if (dfa.r < 0) /* told first, as when the DFA was built first */
 			return sg_err_copy(err, &dfa.err), dfa.r;
-	}
-	/* A forecast of other patterns (or none built) is not used: this DFA is built now. */
-	if (forecast_given && !sg_dfa_forecast_take(forecast, &dfa_in, &c)) {
-		int dr = build_dfa(set, &dfa_in, &c, err);
-		if (dr < 0)
-			return dr;
 	}
 	if (r < 0)
 		return sg_err_copy(err, &rules_err), r;
@@ -949,7 +940,6 @@ void sg_compiled_free(struct sg_compiled *compiled)
 {
 	if (!compiled)
 		return;
-	sg_dfa_forecast_free(compiled->dfa_forecast); /* first: it reads the DFA while packing */
 	sg_dfa_free(compiled);
 	free(compiled->rules);
 	free(compiled->origins);
@@ -962,11 +952,6 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->name_copies);
 	free(compiled->dfa_patterns);
 	memset(compiled, 0, sizeof(*compiled));
-}
-
-const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c)
-{
-	return c->dfa_forecast ? sg_dfa_forecast_packed(c->dfa_forecast) : NULL;
 }
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)

@@ -317,11 +317,6 @@ static void selftest(void)
 
 static bool confined;
 
-bool sg_confined(void)
-{
-	return confined;
-}
-
 /* Loads the filter on the calling thread, and so on the threads it starts after. */
 static int load_filter(struct sg_err *err)
 {
@@ -361,9 +356,4 @@ int sg_confine(struct sg_err *err)
 	confined = true;
 	selftest();
 	return 0;
-}
-
-int sg_confine_thread(struct sg_err *err)
-{
-	return load_filter(err);
 }

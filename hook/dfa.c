@@ -684,8 +684,8 @@ static void reserve(struct dfa_builder *b, size_t states)
 }
 
 /* Builds the DFA of @nfa into c's tables; returns its start state. */
-static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, const atomic_bool *cancel,
-			   size_t *states_cap, uint32_t *start)
+static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, size_t *states_cap,
+			   uint32_t *start)
 {
 	struct dfa_builder b = {
 	    .nfa = nfa,
@@ -719,12 +719,6 @@ static int build_layer_dfa(struct sg_compiled *c, const struct nfa *nfa, const a
 	}
 	*start = (uint32_t)st;
 	for (uint32_t state = b.base; state < c->n_states; state++) {
-		/* A few hundred states take tens of microseconds. */
-		if (cancel && state % 256 == 0 &&
-		    atomic_load_explicit(cancel, memory_order_relaxed)) {
-			r = -ECANCELED;
-			goto out;
-		}
 		r = process_state(&b, &s, state);
 		if (r < 0)
 			goto out;
@@ -850,20 +844,6 @@ void sg_dfa_input_end_layer(struct sg_dfa_input *in)
 	in->layer_end[in->n_layers++] = in->n;
 }
 
-bool sg_dfa_input_equal(const struct sg_dfa_input *a, const struct sg_dfa_input *b)
-{
-	if (a->n_layers != b->n_layers || a->n != b->n)
-		return false;
-	for (uint32_t l = 0; l < a->n_layers; l++)
-		if (a->layer_end[l] != b->layer_end[l])
-			return false;
-	for (size_t k = 0; k < a->n; k++)
-		if (a->rule[k] != b->rule[k] || a->len[k] != b->len[k] ||
-		    memcmp(a->pattern[k], b->pattern[k], a->len[k]) != 0)
-			return false;
-	return true;
-}
-
 void sg_dfa_input_free(struct sg_dfa_input *in)
 {
 	free(in->pattern);
@@ -872,8 +852,7 @@ void sg_dfa_input_free(struct sg_dfa_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_compiled *c,
-		 uint32_t *failed_layer)
+int sg_dfa_build(const struct sg_dfa_input *in, struct sg_compiled *c, uint32_t *failed_layer)
 {
 	struct nfa nfa = {0};
 	size_t states_cap = 1024;
@@ -894,8 +873,7 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 		nfa_node(&nfa, LOOP_NONE); /* the root */
 		for (size_t k = first; k < in->layer_end[l]; k++)
 			nfa_add_pattern(&nfa, c->config.byte_class, in->pattern[k], in->rule[k]);
-		int r =
-		    build_layer_dfa(c, &nfa, cancel, &states_cap, &c->config.layers[l].dfa_start);
+		int r = build_layer_dfa(c, &nfa, &states_cap, &c->config.layers[l].dfa_start);
 		if (r < 0) {
 			nfa_free(&nfa);
 			*failed_layer = l;
@@ -911,31 +889,17 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 	return 0;
 }
 
-/* Copies the DFA fields of @from to @to. */
-static void copy_dfa_fields(struct sg_compiled *to, const struct sg_compiled *from)
-{
-	memcpy(to->config.byte_class, from->config.byte_class, sizeof(to->config.byte_class));
-	to->config.n_classes = from->config.n_classes;
-	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
-		to->config.layers[l].dfa_start = from->config.layers[l].dfa_start;
-	to->n_states = from->n_states;
-	to->transitions = from->transitions;
-	to->wide = from->wide;
-	to->accept = from->accept;
-}
-
-void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from)
-{
-	copy_dfa_fields(to, from);
-	from->transitions = NULL;
-	from->accept = NULL;
-	from->n_states = 0;
-}
-
 void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view)
 {
 	memset(view, 0, sizeof(*view));
-	copy_dfa_fields(view, c);
+	memcpy(view->config.byte_class, c->config.byte_class, sizeof(view->config.byte_class));
+	view->config.n_classes = c->config.n_classes;
+	for (size_t l = 0; l < SG_LAYERS_MAX; l++)
+		view->config.layers[l].dfa_start = c->config.layers[l].dfa_start;
+	view->n_states = c->n_states;
+	view->transitions = c->transitions;
+	view->wide = c->wide;
+	view->accept = c->accept;
 }
 
 void sg_dfa_free(struct sg_compiled *c)

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The DFA of a policy's wildcard patterns, one per layer, over byte classes.
- * Pure logic: compile.c builds it from a policy set, forecast.c from a
- * policy's text before the text is parsed.
+ * Pure logic: compile.c builds it from a policy set.
  */
 #ifndef SG_DFA_H
 #define SG_DFA_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,28 +31,21 @@ void sg_dfa_input_add(struct sg_dfa_input *in, const char *pattern, uint32_t len
 /* Closes the current layer: the patterns added since the last one are layer n_layers++. */
 void sg_dfa_input_end_layer(struct sg_dfa_input *in);
 
-bool sg_dfa_input_equal(const struct sg_dfa_input *a, const struct sg_dfa_input *b);
-
 void sg_dfa_input_free(struct sg_dfa_input *in);
 
 /*
  * Builds the DFA of @in into the DFA fields of @dfa (config.byte_class,
  * config.n_classes, config.layers[].dfa_start, n_states, transitions, wide,
- * accept), which must be empty. Returns 0; -E2BIG when layer *@failed_layer
- * needs more than SG_MAX_DFA_STATES states; -ECANCELED once @cancel (NULL:
- * never) is set, which it polls as it goes. On error the fields are left
- * for sg_dfa_free.
+ * accept), which must be empty. Returns 0, or -E2BIG when layer
+ * *@failed_layer needs more than SG_MAX_DFA_STATES states. On error the
+ * fields are left for sg_dfa_free.
  */
-int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_compiled *dfa,
-		 uint32_t *failed_layer);
-
-/* Moves the DFA fields of @from, its packing included, to @to, whose own are empty. */
-void sg_dfa_move(struct sg_compiled *to, struct sg_compiled *from);
+int sg_dfa_build(const struct sg_dfa_input *in, struct sg_compiled *dfa, uint32_t *failed_layer);
 
 /* @view: only the DFA fields of @c, its tables borrowed. */
 void sg_dfa_view(const struct sg_compiled *c, struct sg_compiled *view);
 
-/* Frees the DFA tables of @c and its packing: no states left. */
+/* Frees the DFA tables of @c: no states left. */
 void sg_dfa_free(struct sg_compiled *c);
 
 #endif

@@ -24,7 +24,7 @@ struct sg_dfa_packed {
 	/*
 	 * The DFA's fields of the compiled policy it packs (sg_dfa_view): its
 	 * tables are borrowed, and stay where they are when the policy's struct
-	 * is copied or its DFA moved (sg_dfa_move).
+	 * is copied.
 	 */
 	struct sg_compiled dfa;
 	uint32_t *defaults; /* each state's default next state */

@@ -292,8 +292,6 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 
 	if (digest && sg_tables_find_by_inputs(prog, *digest, tables, description) == 0) {
 		sg_debug("policy %s found by its inputs", tables->key);
-		if (policy->found)
-			policy->found(policy->make_arg);
 		return 0;
 	}
 	if (!*compiled) {

@@ -393,8 +393,7 @@ static void value_buckets_at(size_t first, size_t count, char *dst, size_t strid
 /* What a policy's tables are laid out from besides the compiled policy: planned per table. */
 struct planned_tables {
 	struct sg_hashed_tables hashed;
-	const struct sg_dfa_packed *dfa; /* the compiled policy's, packed ahead, or own_dfa */
-	struct sg_dfa_packed own_dfa;
+	struct sg_dfa_packed dfa;
 };
 
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
@@ -413,8 +412,8 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 	case SG_TABLE_EXACT_LONG:
 		return fill_long_names(fd, c);
 	case SG_TABLE_DFA:
-		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa->n_elements,
-				   dfa_elements_at, (void *)planned->dfa);
+		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa.n_elements,
+				   dfa_elements_at, (void *)&planned->dfa);
 	case SG_TABLE_RULES:
 		return fill_mapped(fd, sizeof(struct sg_rule_entry), rules_elements(c),
 				   rule_entries_at, arg);
@@ -477,11 +476,8 @@ static int plan_table(struct maps_work *w, size_t pin)
 		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = hashed->values.n_buckets;
 	} else if (pin == SG_TABLE_DFA) {
-		const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(w->c);
-		if (!ahead)
-			sg_dfa_pack(w->c, &w->planned.own_dfa);
-		w->planned.dfa = ahead ? ahead : &w->planned.own_dfa;
-		w->sizes.dfa_elements = w->planned.dfa->n_elements;
+		sg_dfa_pack(w->c, &w->planned.dfa);
+		w->sizes.dfa_elements = w->planned.dfa.n_elements;
 		return 0;
 	} else {
 		return 0;
@@ -515,7 +511,7 @@ static int make_map(struct maps_work *w, size_t pin)
 	if (r == 0)
 		r = make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
 	if (pin == SG_TABLE_DFA) /* its plan's pages serve the tables made after it */
-		sg_dfa_packed_free(&w->planned.own_dfa);
+		sg_dfa_packed_free(&w->planned.dfa);
 	return r;
 }
 
@@ -600,7 +596,7 @@ static int end_maps(struct maps_making *mk, bool cancel)
 	mk->w.info->config.exact_homes = mk->w.planned.hashed.exact.n_homes;
 	mk->w.info->config.value_homes = mk->w.planned.hashed.values.n_homes;
 	sg_hashed_tables_free(&mk->w.planned.hashed);
-	sg_dfa_packed_free(&mk->w.planned.own_dfa);
+	sg_dfa_packed_free(&mk->w.planned.dfa);
 	return mk->w.error;
 }
 
