@@ -3,20 +3,17 @@
  * Policy set -> the tables of bpf/sysctl_guard.h.
  *
  * Literal rules go into a sorted exact-name table. The pattern rules of each
- * layer become one DFA over byte classes (dfa.c), built beside the rules by
- * a second thread for a policy of many patterns.
+ * layer become one DFA over byte classes (dfa.c).
  */
 #include "compile.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "dfa.h"
 #include "name.h"
 #include "spare.h"
-#include "thread.h"
 #include "util.h"
 
 /* Where a pinned pair's rule came from, for messages. */
@@ -623,28 +620,6 @@ static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input 
 }
 
 /*
- * A policy with this many patterns has its DFA built by a second thread
- * while the first compiles the rules: 1,000 patterns' DFA took 2.4 to 2.7
- * ms here and the rest 1.1 to 1.3, against some 0.1 ms to start a thread.
- */
-#define DFA_HELPER_MIN_PATTERNS 256
-
-struct dfa_job {
-	const struct sg_policy_set *set;
-	const struct sg_dfa_input *in;
-	struct sg_compiled *c; /* the DFA's fields only: the rules' are the other thread's */
-	struct sg_err err;
-	int r;
-};
-
-static void *build_dfa_job(void *arg)
-{
-	struct dfa_job *job = arg;
-	job->r = build_dfa(job->set, job->in, job->c, &job->err);
-	return NULL;
-}
-
-/*
  * The policy rules' entries, texts and values, in layer order; the literal
  * ones go into the exact table too.
  */
@@ -786,11 +761,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0)
 		return r;
 	dfa_input_of(set, &patterns, &dfa_in);
-	struct dfa_job dfa = {.set = set, .in = &dfa_in, .c = &c};
-	pthread_t helper;
-	bool helped = dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
-		      sg_thread_start(&helper, build_dfa_job, &dfa) == 0;
-	if (!helped && (r = build_dfa(set, &dfa_in, &c, err)) < 0)
+	if ((r = build_dfa(set, &dfa_in, &c, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -800,28 +771,20 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *
 	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
 	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
 	sequence_index_init(&bounds, n_ranged);
-	struct sg_err rules_err = {0};
-	r = compile_policy_rules(set, &patterns, &c, &bounds, &rules_err);
+	r = compile_policy_rules(set, &patterns, &c, &bounds, err);
 	sequence_index_free(&bounds);
 	if (r == 0)
-		r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, &rules_err);
-	if (r == 0) {
-		build_exact_table(&c);
-		build_values_table(&c);
-		share_value_sets(&c, n_valued + n_pinned_rules);
-		if (key_start) { /* while the DFA is built, when it has a thread */
-			c.has_key_head = true;
-			c.key_from = c.key_head = *key_start;
-			sg_compiled_hash_rules(&c, &c.key_head);
-		}
-	}
-	if (helped) {
-		pthread_join(helper, NULL);
-		if (dfa.r < 0) /* told first, as when the DFA was built first */
-			return sg_err_copy(err, &dfa.err), dfa.r;
-	}
+		r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err);
 	if (r < 0)
-		return sg_err_copy(err, &rules_err), r;
+		return r;
+	build_exact_table(&c);
+	build_values_table(&c);
+	share_value_sets(&c, n_valued + n_pinned_rules);
+	if (key_start) {
+		c.has_key_head = true;
+		c.key_from = c.key_head = *key_start;
+		sg_compiled_hash_rules(&c, &c.key_head);
+	}
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += c.origins[i].name_len + 1;
 
@@ -925,10 +888,7 @@ void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash8 *h)
 	sg_siphash8_batch_flush(&b);
 }
 
-/*
- * The rules first: sg_compile_keyed hashes them while the DFA is built, and
- * the config, which the DFA's byte classes are part of, after.
- */
+/* The rules first: sg_compile_keyed hashes them, and tables.c the rest. */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash8 *h)
 {

@@ -121,8 +121,7 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 
 /*
  * sg_compile, which also hashes the rules' part of the policy's key from
- * @key_start (NULL: none), while its second thread builds the DFA of a
- * policy with many patterns: out->key_head.
+ * @key_start (NULL: none): out->key_head.
  */
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash8 *key_start,
 		     struct sg_compiled *out, struct sg_err *err);
