@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,6 @@
 #include "inputs.h" /* sg_build_id */
 #include "layout.h"
 #include "siphash8.h"
-#include "thread.h"
 #include "util.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
@@ -140,8 +138,7 @@ struct table_sizes {
 /*
  * The map of pin @pin as the program's outer maps expect their inner maps
  * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
- * sizes, and flags. It reads only @pin's own size in @sz: the thread that
- * plans one hashed table may be setting the other's.
+ * sizes, and flags.
  */
 static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
 				  const struct table_sizes *sz)
@@ -248,13 +245,8 @@ static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void 
 		return fill_small(fd, value_size, stride, n, fill, arg);
 	/*
 	 * The fewest elements that fill whole pages, as many times as make about
-	 * 512 KiB. Each unmapping also flushes the TLB of the CPU the other
-	 * thread runs on (an interrupt to it: costly in a VM); 64 KiB windows
-	 * made a new 10,000-rule policy's tables about 1 ms slower, 1 MiB ones
-	 * raised the hook's peak RSS by 1 to 1.7 MiB. 128 KiB windows were
-	 * chosen while the peak came within 24 KiB of the 8 MiB a hook may
-	 * take; with it 2 MiB lower, 512 KiB ones took the tables from 1.74 to
-	 * 1.44 ms (the median peak 5,894 -> 6,464 KiB), 256 KiB ones to 1.53.
+	 * 512 KiB: a window's pages count toward the hook's peak memory, and
+	 * each window costs a mapping, an unmapping and its TLB flush.
 	 */
 	const size_t unit = page / gcd(page, stride);
 	const size_t per_window = unit * (((size_t)512 << 10) / (unit * stride) + 1);
@@ -430,28 +422,18 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 	}
 }
 
-/*
- * The maps of a policy, made and filled by two threads side by side: most
- * of the time goes to the kernel allocating and zeroing their pages and
- * inserting into the hash tables, megabytes and thousands of elements for a
- * large policy. Each thread takes the next map not taken yet, in order of
- * make_order, and they stop at the first error.
- */
+/* A policy's maps in the making. */
 struct maps_work {
 	const struct sg_compiled *c;
-	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
+	const struct sg_policy_info *info;
 	struct policy_maps *m;
-	struct table_sizes sizes; /* each table's size set by the thread that plans it */
+	struct table_sizes sizes; /* each hashed table's and the DFA's set once it is planned */
 	struct planned_tables planned;
-	size_t next; /* the next index of make_order to take (atomic) */
-	int error;   /* 0 or the first negative errno (atomic) */
 };
 
 /*
- * Longest first, so that neither thread is left with a long one at the end:
- * the DFA's (packing it is most of its time: 1.2 of 2.1 ms for 1,000
- * patterns), which the helper takes while the other thread hashes the
- * policy's key, then the exact names' (0.9 ms for 9,000).
+ * The DFA's first: its plan is freed once its map is filled, before the
+ * hashed tables' plans, kept until the last map is made, take their pages.
  */
 static const size_t make_order[] = {SG_TABLE_DFA,   SG_TABLE_EXACT,	 SG_TABLE_VALUES,
 				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
@@ -496,7 +478,7 @@ static int make_filled(const struct sg_compiled *c, size_t pin, const struct tab
 	*fd = create_map(c, pin, sizes);
 	if (*fd < 0)
 		return -errno;
-	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
+	/* fill_<pin>: a fault test's failure, with maps made before it */
 	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
 	if (sg_injected_fault(fault))
 		return -EIO;
@@ -515,89 +497,25 @@ static int make_map(struct maps_work *w, size_t pin)
 	return r;
 }
 
-static void *make_maps_thread(void *arg)
-{
-	struct maps_work *w = arg;
-	for (;;) {
-		size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-		if (i >= SG_ARRAY_SIZE(make_order) || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
-			return NULL;
-		int r = make_map(w, make_order[i]);
-		if (r < 0) {
-			int none = 0;
-			__atomic_compare_exchange_n(&w->error, &none, r, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
-		}
-	}
-}
-
 /*
- * Tables smaller than this are made in one thread, once no policy of their
- * key is found: starting the second one costs about 0.2 ms here, what the
- * kernel takes to make about as many bytes of tables.
+ * Makes and fills the policy's maps into @m in make_order, up to the first
+ * error; @info gets the hashed tables' sizes. Returns 0 or that error; the
+ * maps made are in @m either way.
  */
-enum { HELPER_MIN_BYTES = 256 << 10 };
-
-/* About how many bytes the policy's tables hold: their keys and values. */
-static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
+static int make_maps(const struct sg_compiled *c, struct sg_policy_info *info,
+		     struct policy_maps *m)
 {
-	const struct table_sizes likely = {
-	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
-	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1,
-	    (size_t)c->n_states * 3 /* the states and about two entries each: dfa_pack.h */};
-	size_t bytes = 0;
-	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
-		if (is_absent(c, n_long, pin))
-			continue;
-		struct map_shape shape = map_shape(c, pin, &likely);
-		bytes += shape.entries * (shape.key_size + shape.value_size);
-	}
-	return bytes;
-}
+	struct maps_work w = {.c = c, .info = info, .m = m, .sizes.n_long = sg_long_names(c)};
+	int r = 0;
 
-/*
- * A policy's maps in the making: a large policy's by a second thread from
- * begin_maps on, while this one works out the policy's key; the rest here,
- * in end_maps.
- */
-struct maps_making {
-	struct maps_work w;
-	pthread_t helper;
-	bool helper_started;
-};
-
-/* @large: tables_bytes of at least HELPER_MIN_BYTES; then a second thread starts on the maps. */
-static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
-		       struct sg_policy_info *info, struct policy_maps *m, size_t n_long,
-		       bool large)
-{
-	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
-	mk->w.planned.hashed.seed = info->config.table_seed;
-	mk->helper_started = large && sg_thread_start(&mk->helper, make_maps_thread, &mk->w) == 0;
-}
-
-/*
- * Makes and fills the maps no thread took yet, or none when @cancel (the
- * policy was found made), and waits for the helper; the info gets the
- * hashed tables' sizes. Returns 0 or the first error; the maps made are in
- * the policy_maps either way.
- */
-static int end_maps(struct maps_making *mk, bool cancel)
-{
-	if (cancel) {
-		int none = 0;
-		__atomic_compare_exchange_n(&mk->w.error, &none, -ECANCELED, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	} else {
-		make_maps_thread(&mk->w);
-	}
-	if (mk->helper_started)
-		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
-	mk->w.info->config.exact_homes = mk->w.planned.hashed.exact.n_homes;
-	mk->w.info->config.value_homes = mk->w.planned.hashed.values.n_homes;
-	sg_hashed_tables_free(&mk->w.planned.hashed);
-	sg_dfa_packed_free(&mk->w.planned.dfa);
-	return mk->w.error;
+	w.planned.hashed.seed = info->config.table_seed;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(make_order) && r == 0; i++)
+		r = make_map(&w, make_order[i]);
+	info->config.exact_homes = w.planned.hashed.exact.n_homes;
+	info->config.value_homes = w.planned.hashed.values.n_homes;
+	sg_hashed_tables_free(&w.planned.hashed);
+	sg_dfa_packed_free(&w.planned.dfa);
+	return r;
 }
 
 static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
@@ -947,51 +865,26 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
 	return r;
 }
 
-/* What making the maps needs first, the info and the outer maps, then begin_maps. */
-static int start_making(struct sg_program *prog, const struct sg_compiled *c,
-			struct sg_policy_info *info, struct maps_making *mk, struct policy_maps *m,
-			size_t n_long, bool large)
-{
-	int r = new_info(prog, c, info);
-	if (r == 0)
-		r = sg_program_open_slots(prog);
-	if (r == 0)
-		begin_maps(mk, c, info, m, n_long, large);
-	return r;
-}
-
 /*
  * Makes the tables of @c and publishes them as policy out->key, unless a
- * policy of that key is pinned already: then *@out is that one. The key
- * hashes megabytes for a large policy, so its maps are being made
- * meanwhile; should the policy be found (other inputs that compiled to the
- * same tables, `attach` of a policy again), the second thread stops after
- * the map in hand, which costs the wait for it (about 2 ms for 10,000
- * rules). A small policy's maps are made only when none is found.
+ * policy of that key is pinned already: then *@out is that one.
  */
 static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 			struct sg_tables *out)
 {
 	struct policy_maps m;
-	struct maps_making mk;
 	struct sg_policy_info info;
 	char staging[PATH_MAX];
-	const size_t n_long = sg_long_names(c);
-	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
 
-	memset(m.fds, -1, sizeof(m.fds));
-	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
 	policy_key(prog, c, out->key);
-	if (find_pinned(prog, out) == 0) {
-		if (large && r == 0)
-			end_maps(&mk, true);
-		close_maps(&m);
+	if (find_pinned(prog, out) == 0)
 		return 0;
-	}
-	if (!large)
-		r = start_making(prog, c, &info, &mk, &m, n_long, large);
+	memset(m.fds, -1, sizeof(m.fds));
+	int r = new_info(prog, c, &info);
 	if (r == 0)
-		r = end_maps(&mk, false);
+		r = sg_program_open_slots(prog);
+	if (r == 0)
+		r = make_maps(c, &info, &m);
 	if (r == 0) {
 		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
 			 (int)getpid(), out->key);

@@ -111,9 +111,8 @@ too_complex() { # FAULTS: what the hook said of it, and its exit status
 }
 expect "... nor one too complex, the kernel failing first: exit 1" "1
 exit 1" too_complex prog_load
-# The hook's compile of many patterns builds the DFA in a second thread
-# while it compiles the rules and hashes the key: the DFA's error comes out
-# before anything is attached, and a DFA that builds decides in the kernel.
+# The hook's compile of many patterns: the DFA's error comes out before
+# anything is attached, and a DFA that builds decides in the kernel.
 expect "a policy too complex, through the hook: exit 1, said so" "1
 exit 1" too_complex none
 expect "... nothing attached" "0" sh -c "bpftool cgroup show \"$CG\" 2>/dev/null | grep -c sysctl"
