@@ -98,7 +98,7 @@ static const uint32_t needed[] = {
     __NR_getdents64,
     __NR_readlinkat,
     __NR_faccessat,
-    /* memory, threads, time, exit */
+    /* memory, locks, time, exit */
     __NR_brk,
     __NR_mmap,
     __NR_munmap,
@@ -279,7 +279,7 @@ static void selftest(void)
 
 static bool confined;
 
-/* Loads the filter on the calling thread, and so on the threads it starts after. */
+/* Loads the filter; the children the hook forks after inherit it. */
 static int load_filter(struct sg_err *err)
 {
 	uint32_t nrs[MAX_ALLOWED];
