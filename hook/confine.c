@@ -78,8 +78,6 @@ static const uint32_t needed[] = {
      * and the calls no hook makes.
      */
     __NR_kill,
-    __NR_pipe2,		  /* valgrind's scheduler, under the memcheck tests */
-    __NR_rt_sigtimedwait, /* valgrind's too */
     /* files */
     __NR_openat,
     __NR_close,
