@@ -869,8 +869,7 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
  * Makes the tables of @c and publishes them as policy out->key, unless a
  * policy of that key is pinned already: then *@out is that one.
  */
-static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
-			struct sg_tables *out)
+static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out)
 {
 	struct policy_maps m;
 	struct sg_policy_info info;
