@@ -132,12 +132,3 @@ int sg_rename_exchange(const char *a, const char *b)
 {
 	return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }
-
-void sg_close_all_but(int keep)
-{
-	for (int std = 0; std <= 2 && std < keep; std++)
-		close(std);
-	if (keep > 3)
-		syscall(__NR_close_range, 3u, (unsigned)keep - 1, 0u);
-	syscall(__NR_close_range, (unsigned)keep + 1, ~0u, 0u);
-}

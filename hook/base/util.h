@@ -180,12 +180,6 @@ static inline uint64_t sg_load_short(const void *p, size_t n)
 	return n ? b[0] : 0;
 }
 
-/*
- * Closes every descriptor but @keep, in a child that needs nothing it
- * inherited (close_range, Linux 5.9: below the kernel floor).
- */
-void sg_close_all_but(int keep);
-
 char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Swaps two paths atomically (renameat2's RENAME_EXCHANGE); -1 and errno on failure. */

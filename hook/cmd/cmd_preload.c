@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -172,18 +171,6 @@ static int make_all(struct preload *p, size_t n, char **names, size_t n_names, s
 	return r;
 }
 
-/*
- * The placers of the policies loaded so far (placer.h) exit, unwaited for,
- * once their grace periods end. Reaped as the loads go, not at exit: a
- * preload of many profiles held a zombie per new policy. Between two loads
- * no other child of this process runs.
- */
-static void reap_finished_placers(void)
-{
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-}
-
 /* Loads each policy (or finds it in use) and marks it preloaded. */
 static int load_all(struct preload *p, size_t n, struct sg_err *err)
 {
@@ -196,7 +183,6 @@ static int load_all(struct preload *p, size_t n, struct sg_err *err)
 
 		snprintf(description, sizeof(description), "%s", p[i].src.set.description);
 		int r = sg_guard_preload(&request, p[i].mark, &tables, description, err);
-		reap_finished_placers();
 		if (r < 0)
 			return r;
 		printf("preloaded %s: policy %s (%u rule%s)\n", p[i].label, tables.key, rules,

@@ -118,13 +118,6 @@ static int make_for_guard(void *arg, const struct sg_siphash *key_start,
 	return r;
 }
 
-/* The policy is in use already: a forecast of its DFA stops now, not at exit. */
-static void found_for_guard(void *arg)
-{
-	struct hook_ctx *h = arg;
-	sg_dfa_forecast_cancel(h->src.forecast);
-}
-
 static bool wants_learning(const struct hook_ctx *h)
 {
 	const char *learn = sg_oci_annotation(&h->state, &h->oci, SG_ANNOTATION_LEARN);
@@ -247,7 +240,7 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 	/* Only the kernel's steps of an attach are left, and make_policy for new inputs. */
 	sg_source_inputs(&h->src, &inputs);
 	struct sg_policy_request request = {
-	    .inputs = &inputs, .make = make_for_guard, .found = found_for_guard, .make_arg = h};
+	    .inputs = &inputs, .make = make_for_guard, .make_arg = h};
 	struct sg_guard_options options = {
 	    .container_id = h->state.id,
 	    .learn = wants_learning(h),
@@ -359,7 +352,6 @@ static int attach_stage(struct hook_ctx *h, struct sg_err *err)
 	r = check_tamper(h, err);
 	if (r < 0)
 		return r;
-	sg_source_forecast(&h->src); /* meanwhile: a large policy may be new on the node */
 	r = guard_container(h, events, &meta, err);
 	if (r < 0)
 		return input_error_first(h, r, err);

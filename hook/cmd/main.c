@@ -37,8 +37,8 @@ int main(int argc, char **argv)
 	/*
 	 * A runtime may start the hook with SIGCHLD ignored, which is inherited:
 	 * then the kernel reaps children as they exit, and a pid the hook still
-	 * holds for one (placer.c, the probes, gc's removals) may name another
-	 * process by the time it is waited for or killed.
+	 * holds for one (the probes, gc's removals) may name another process by
+	 * the time it is waited for.
 	 */
 	signal(SIGCHLD, SIG_DFL);
 	sg_timing_start();

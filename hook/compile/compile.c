@@ -3,23 +3,18 @@
  * Policy set -> the tables of bpf/sysctl_guard.h.
  *
  * Literal rules go into a sorted exact-name table. The pattern rules of each
- * layer become one DFA over byte classes (dfa.c), built beside the rules by
- * a second thread for a policy of many patterns, or ahead of the parse
- * (forecast.c).
+ * layer become one DFA over byte classes (dfa.c).
  */
 #include "compile/compile.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "base/log.h"
-#include "base/thread.h"
 #include "base/util.h"
 #include "policy/name.h"
 #include "compile/dfa.h"
-#include "compile/forecast.h"
 
 /* Where a pinned pair's rule came from, for messages. */
 static const char pinned_origin[] = "linux.sysctl";
@@ -614,7 +609,7 @@ static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input 
 {
 	uint32_t layer = 0;
 
-	if (sg_dfa_build(in, NULL, dfa, &layer) < 0) {
+	if (sg_dfa_build(in, dfa, &layer) < 0) {
 		const char *origin = set->layers[layer].origin;
 		return sg_input_error(err,
 				      "%s: policy too complex: the patterns need more than "
@@ -622,28 +617,6 @@ static int build_dfa(const struct sg_policy_set *set, const struct sg_dfa_input 
 				      origin ? origin : "policy", SG_MAX_DFA_STATES);
 	}
 	return 0;
-}
-
-/*
- * A policy with this many patterns has its DFA built by a second thread
- * while the first compiles the rules: 1,000 patterns' DFA took 2.4 to 2.7
- * ms here and the rest 1.1 to 1.3, against some 0.1 ms to start a thread.
- */
-#define DFA_HELPER_MIN_PATTERNS 256
-
-struct dfa_job {
-	const struct sg_policy_set *set;
-	const struct sg_dfa_input *in;
-	struct sg_dfa *dfa; /* the compiled policy's: its rules are the other thread's */
-	struct sg_err err;
-	int r;
-};
-
-static void *build_dfa_job(void *arg)
-{
-	struct dfa_job *job = arg;
-	job->r = build_dfa(job->set, job->in, job->dfa, &job->err);
-	return NULL;
 }
 
 /*
@@ -753,11 +726,11 @@ static void config_dfa(struct sg_config *config, const struct sg_dfa *dfa)
  */
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
-	return sg_compile_keyed(set, NULL, NULL, out, err);
+	return sg_compile_keyed(set, NULL, out, err);
 }
 
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
-		     struct sg_dfa_forecast **forecast, struct sg_compiled *out, struct sg_err *err)
+		     struct sg_compiled *out, struct sg_err *err)
 {
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
@@ -797,12 +770,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	if ((r = collect_patterns(set, n_policy_rules, &patterns, err)) < 0)
 		return r;
 	dfa_input_of(set, &patterns, &dfa_in);
-	struct dfa_job job = {.set = set, .in = &dfa_in, .dfa = &c.dfa};
-	pthread_t helper;
-	const bool forecast_given = forecast && *forecast;
-	bool helped = !forecast_given && dfa_in.n >= DFA_HELPER_MIN_PATTERNS &&
-		      sg_thread_start(&helper, build_dfa_job, &job) == 0;
-	if (!helped && !forecast_given && (r = build_dfa(set, &dfa_in, &c.dfa, err)) < 0)
+	if ((r = build_dfa(set, &dfa_in, &c.dfa, err)) < 0)
 		return r;
 
 	c.rules = sg_xcalloc(c.config.n_rules, sizeof(*c.rules));
@@ -812,39 +780,20 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	c.values = sg_xcalloc(n_values + set->n_pinned, sizeof(*c.values));
 	c.exact = sg_xcalloc(c.config.n_rules, sizeof(*c.exact));
 	sequence_index_init(&bounds, n_ranged);
-	struct sg_err rules_err = {0};
-	r = compile_policy_rules(set, &patterns, &c, &bounds, &rules_err);
+	r = compile_policy_rules(set, &patterns, &c, &bounds, err);
 	sequence_index_free(&bounds);
 	if (r == 0)
-		r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, &rules_err);
-	if (r == 0) {
-		build_exact_table(&c);
-		build_values_table(&c);
-		share_value_sets(&c, n_valued + n_pinned_rules);
-		if (key_start) { /* while the DFA is built, when it has a thread */
-			c.has_key_head = true;
-			c.key_from = c.key_head = *key_start;
-			sg_compiled_hash_rules(&c, &c.key_head);
-		}
-	}
-	if (helped) {
-		pthread_join(helper, NULL);
-		if (job.r < 0) /* told first, as when the DFA was built first */
-			return sg_err_copy(err, &job.err), job.r;
-	}
-	if (forecast_given) {
-		/* A forecast of other patterns (or none built) is not used: this DFA is built now.
-		 */
-		int dr = 0;
-		if (sg_dfa_forecast_take(*forecast, &dfa_in, &c.dfa))
-			c.dfa_forecast = SG_TAKE(*forecast); /* it packs the DFA still */
-		else
-			dr = build_dfa(set, &dfa_in, &c.dfa, err);
-		if (dr < 0)
-			return dr;
-	}
+		r = compile_pinned(set, pinned_rule, (uint32_t)n_policy_rules, &c, err);
 	if (r < 0)
-		return sg_err_copy(err, &rules_err), r;
+		return r;
+	build_exact_table(&c);
+	build_values_table(&c);
+	share_value_sets(&c, n_valued + n_pinned_rules);
+	if (key_start) {
+		c.has_key_head = true;
+		c.key_from = c.key_head = *key_start;
+		sg_compiled_hash_rules(&c, &c.key_head);
+	}
 	config_dfa(&c.config, &c.dfa);
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += c.origins[i].name_len + 1;
@@ -965,10 +914,7 @@ void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
 	}
 }
 
-/*
- * The rules first: sg_compile_keyed hashes them while the DFA is built, and
- * the config, which the DFA's byte classes are part of, after.
- */
+/* The rules first: sg_compile_keyed hashes them, and tables.c the rest. */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h)
 {
@@ -980,7 +926,6 @@ void sg_compiled_free(struct sg_compiled *compiled)
 {
 	if (!compiled)
 		return;
-	sg_dfa_forecast_free(compiled->dfa_forecast); /* first: it reads the DFA while packing */
 	sg_dfa_free(&compiled->dfa);
 	free(compiled->rules);
 	free(compiled->origins);
@@ -993,11 +938,6 @@ void sg_compiled_free(struct sg_compiled *compiled)
 	free(compiled->name_copies);
 	free(compiled->dfa_patterns);
 	memset(compiled, 0, sizeof(*compiled));
-}
-
-const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c)
-{
-	return c->dfa_forecast ? sg_dfa_forecast_packed(c->dfa_forecast) : NULL;
 }
 
 uint32_t sg_compiled_exact(const struct sg_compiled *c, uint32_t layer, const char *name)

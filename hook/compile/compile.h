@@ -44,9 +44,6 @@ struct sg_rule_value {
 	const char *value;
 };
 
-struct sg_dfa_packed;	/* dfa_pack.h */
-struct sg_dfa_forecast; /* forecast.h */
-
 /* Points into the set it was compiled from (names, values, origins): free it first. */
 struct sg_compiled {
 	struct sg_config config; /* n_layers, n_rules, layers, the DFA's byte classes */
@@ -56,11 +53,6 @@ struct sg_compiled {
 	 * has too, for the program.
 	 */
 	struct sg_dfa dfa;
-	/*
-	 * The forecast (forecast.h) that built the DFA and packs it as the
-	 * program reads it (sg_compiled_dfa_packed waits for that), or NULL.
-	 */
-	struct sg_dfa_forecast *dfa_forecast;
 
 	struct sg_rule_entry *rules; /* config.n_rules */
 	struct sg_rule_origin *origins;
@@ -105,14 +97,10 @@ int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct 
 
 /*
  * sg_compile, which also hashes the rules' part of the policy's key from
- * @key_start (NULL: none), while its second thread builds the DFA of a
- * policy with many patterns: out->key_head. With a *@forecast (NULL: none),
- * the DFA is its, when it was built from the same patterns: the forecast
- * then goes with it (*@forecast becomes NULL, out->dfa_forecast).
+ * @key_start (NULL: none): out->key_head.
  */
 int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
-		     struct sg_dfa_forecast **forecast, struct sg_compiled *out,
-		     struct sg_err *err);
+		     struct sg_compiled *out, struct sg_err *err);
 
 /*
  * Fits @compiled to the kernel: rewriting needs one where
@@ -121,12 +109,6 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
  * every write reported.
  */
 void sg_fit_to_kernel(struct sg_compiled *compiled, bool rewrite_works);
-
-/*
- * The DFA of @c as the program reads it, packed ahead (waiting for a
- * forecast to finish packing it), or NULL when none was: sg_dfa_pack then.
- */
-const struct sg_dfa_packed *sg_compiled_dfa_packed(const struct sg_compiled *c);
 
 /*
  * The wildcard rules of @c (sg_compile'd, DFA and all) that decide no name:

@@ -683,7 +683,7 @@ static void reserve(struct dfa_builder *b, size_t states)
 }
 
 /* Builds the DFA of @nfa into @dfa's tables; *@start is its start state. */
-static int build_layer_dfa(struct sg_dfa *dfa, const struct nfa *nfa, const atomic_bool *cancel,
+static int build_layer_dfa(struct sg_dfa *dfa, const struct nfa *nfa,
 			   size_t *states_cap, uint32_t *start)
 {
 	struct dfa_builder b = {
@@ -718,12 +718,6 @@ static int build_layer_dfa(struct sg_dfa *dfa, const struct nfa *nfa, const atom
 	}
 	*start = (uint32_t)st;
 	for (uint32_t state = b.base; state < dfa->n_states; state++) {
-		/* A few hundred states take tens of microseconds. */
-		if (cancel && state % 256 == 0 &&
-		    atomic_load_explicit(cancel, memory_order_relaxed)) {
-			r = -ECANCELED;
-			goto out;
-		}
 		r = process_state(&b, &s, state);
 		if (r < 0)
 			goto out;
@@ -849,20 +843,6 @@ void sg_dfa_input_end_layer(struct sg_dfa_input *in)
 	in->layer_end[in->n_layers++] = in->n;
 }
 
-bool sg_dfa_input_equal(const struct sg_dfa_input *a, const struct sg_dfa_input *b)
-{
-	if (a->n_layers != b->n_layers || a->n != b->n)
-		return false;
-	for (uint32_t l = 0; l < a->n_layers; l++)
-		if (a->layer_end[l] != b->layer_end[l])
-			return false;
-	for (size_t k = 0; k < a->n; k++)
-		if (a->rule[k] != b->rule[k] || a->len[k] != b->len[k] ||
-		    memcmp(a->pattern[k], b->pattern[k], a->len[k]) != 0)
-			return false;
-	return true;
-}
-
 void sg_dfa_input_free(struct sg_dfa_input *in)
 {
 	free(in->pattern);
@@ -871,7 +851,7 @@ void sg_dfa_input_free(struct sg_dfa_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_dfa *dfa,
+int sg_dfa_build(const struct sg_dfa_input *in, struct sg_dfa *dfa,
 		 uint32_t *failed_layer)
 {
 	struct nfa nfa = {0};
@@ -893,7 +873,7 @@ int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struc
 		nfa_node(&nfa, LOOP_NONE); /* the root */
 		for (size_t k = first; k < in->layer_end[l]; k++)
 			nfa_add_pattern(&nfa, dfa->byte_class, in->pattern[k], in->rule[k]);
-		int r = build_layer_dfa(dfa, &nfa, cancel, &states_cap, &dfa->start[l]);
+		int r = build_layer_dfa(dfa, &nfa, &states_cap, &dfa->start[l]);
 		if (r < 0) {
 			nfa_free(&nfa);
 			*failed_layer = l;

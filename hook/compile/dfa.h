@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The DFA of a policy's wildcard patterns, one per layer, over byte classes.
- * Pure logic: compile.c builds it from a policy set, forecast.c from a
- * policy's text before the text is parsed.
+ * Pure logic: compile.c builds it from a policy set.
  */
 #ifndef SG_DFA_H
 #define SG_DFA_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,12 +81,10 @@ void sg_dfa_input_free(struct sg_dfa_input *in);
 
 /*
  * Builds the DFA of @in into @dfa, which must be empty. Returns 0; -E2BIG
- * when layer *@failed_layer needs more than SG_MAX_DFA_STATES states;
- * -ECANCELED once @cancel (NULL: never) is set, which it polls as it goes.
+ * when layer *@failed_layer needs more than SG_MAX_DFA_STATES states.
  * On error @dfa is left for sg_dfa_free.
  */
-int sg_dfa_build(const struct sg_dfa_input *in, const atomic_bool *cancel, struct sg_dfa *dfa,
-		 uint32_t *failed_layer);
+int sg_dfa_build(const struct sg_dfa_input *in, struct sg_dfa *dfa, uint32_t *failed_layer);
 
 /* Frees the tables of @dfa: no states left. */
 void sg_dfa_free(struct sg_dfa *dfa);

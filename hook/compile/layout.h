@@ -35,7 +35,7 @@ struct sg_hashed_tables {
 /* The key of a short exact name, zero padded as the program's. */
 void sg_exact_short_key_of(const struct sg_exact_name *e, struct sg_exact_short_key *key);
 
-/* Plans one table (sg_hash_plan's errors); the two may be planned by two threads. */
+/* Plans one table (sg_hash_plan's errors). */
 int sg_plan_exact(struct sg_hashed_tables *t, const struct sg_compiled *c);
 int sg_plan_values(struct sg_hashed_tables *t, const struct sg_compiled *c,
 		   const __u64 hash_key[2]);

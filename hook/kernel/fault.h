@@ -8,21 +8,15 @@
  * fail (bpffs, map_create, prog_load, map_update, attach, pin, rename), so
  * tests can show that every failure leaves nothing attached or pinned;
  * "rewrite" makes the probe find that the kernel ignores rewrites,
- * "inputs" leaves a policy's inputs unrecorded, as a full record does, and
+ * "no_ringbuf" the feature probe find no BPF ring buffers,
+ * "inputs" leaves a policy's inputs unrecorded, as a full record does,
  * "plan" fails laying out a hashed table (tables.c), as hashes that crowd
- * together at every size would, "placer" starts no placer tasks (placer.h),
- * so that the hook makes the outer-map updates itself, waits included,
- * "placer_tasks" has tasks make them whatever was measured lately,
- * "outer_slow" and "outer_quick" have every update the hook makes count as
- * slow or quick, whatever it took (placer.c),
- * "placer_stall" keeps the tasks (started as for placer_tasks) from
- * placing for a second while the hook waits 0.2 s for them, so that they
- * are killed before their slot is released,
- * and "kill_after_storage" kills an attach once the cgroup's storage
- * names the new policy, before its meta does, as a runtime's timeout could. It
- * can only make the hook fail or slower, deny what a rewrite or clamp rule
- * would have changed, or parse again: it fails closed. Returns -EIO for a
- * chosen step.
+ * together at every size would, "fill_TABLE" fails filling that table's map
+ * (tables.c), and "kill_after_storage" kills an attach once the cgroup's
+ * storage names the new policy, before its meta does, as a runtime's timeout
+ * could. It can only make the hook fail or slower, deny what a rewrite or
+ * clamp rule would have changed, or parse again: it fails closed. Returns
+ * -EIO for a chosen step.
  */
 int sg_injected_fault(const char *step);
 

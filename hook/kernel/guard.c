@@ -290,16 +290,12 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			       struct sg_tables *tables, char description[SG_DESCRIPTION_LEN],
 			       struct sg_err *err)
 {
-	struct sg_placer placer;
 	int r = 0;
 
 	if (digest && sg_tables_find_by_inputs(prog, *digest, tables, description) == 0) {
 		sg_debug("policy %s found by its inputs", tables->key);
-		if (policy->found)
-			policy->found(policy->make_arg);
 		return 0;
 	}
-	sg_placer_init(&placer);
 	if (!*compiled) {
 		const char *made_description = "";
 		struct sg_siphash key_start;
@@ -309,7 +305,7 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 			snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
 	}
 	if (r == 0)
-		r = sg_tables_get(prog, *compiled, &placer, tables, err);
+		r = sg_tables_get(prog, *compiled, tables, err);
 	if (r == 0 && digest)
 		sg_tables_remember_inputs(prog, *digest, tables, description);
 	return r;

@@ -69,8 +69,6 @@ struct sg_policy_request {
 	int (*make)(void *arg, const struct sg_siphash *key_start,
 		    const struct sg_compiled **compiled, const char **description,
 		    struct sg_err *err);
-	/* Told when the inputs found a policy made before, so make is not asked (NULL: none). */
-	void (*found)(void *arg);
 	void *make_arg;
 };
 

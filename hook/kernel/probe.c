@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,12 +19,12 @@
 
 /*
  * What this boot's kernel can do, as the cache line "BOOT_ID rewrite=0|1
- * sysctl_hook=0|1 task_helpers=0|1 slow_outer_updates=0|1 [slow_outer_at=S
- * slow_outer_hold=S]" records it. The two load probes cost the hook four
- * program verifications (some 200 us) per run, so they are cached with the
+ * sysctl_hook=0|1 task_helpers=0|1" records it. The two load probes cost the
+ * hook four program verifications per run, so they are cached with the
  * rewrite probe (sysctl_hook= says whether the kernel has every feature
  * guarding needs). rewrite= stays the first field: older binaries read only
- * that one.
+ * that one. Fields this binary does not know (another binary's) are ignored,
+ * and go when it writes the line.
  */
 enum {
 	FACT_UNKNOWN = -1,
@@ -35,25 +34,9 @@ struct probe_facts {
 	int rewrite;
 	int sysctl_hook;
 	int task_helpers;
-	int slow_outer_updates;
-	long slow_outer_at;   /* when slow ones were recorded: seconds since boot, or 0 */
-	long slow_outer_hold; /* for how long that record holds, in seconds */
 };
 
-/*
- * A record of slow outer-map updates holds a minute at first; the placer
- * then measures again. How long the kernel waits depends on the moment's
- * load too (a busy CPU holds up even an expedited grace period), and one
- * slow update must not send every new policy of the boot to tasks (a new
- * 100-rule policy's tables took 0.35 to 0.42 ms longer so, here). Found
- * slow again, the record holds twice as long as the last, up to a day: a
- * kernel that always waits a full grace period (10 to 25 ms) has one
- * waited for in a hook a dozen times in its first day, then once a day.
- */
-#define SLOW_OUTER_FIRST_HOLD_S	  60
-#define SLOW_OUTER_LONGEST_HOLD_S (24 * 3600)
-
-static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN, 0, 0};
+static struct probe_facts facts = {FACT_UNKNOWN, FACT_UNKNOWN, FACT_UNKNOWN};
 static char boot_id[64];
 
 static void read_boot_id(char out[64])
@@ -85,17 +68,6 @@ static int cached_flag(const char *line, const char *key)
 	return p && (*p == '0' || *p == '1') && field_ends(p[1]) ? *p - '0' : FACT_UNKNOWN;
 }
 
-/* The value of " KEY=N" in @line (N > 0), or 0. */
-static long cached_number(const char *line, const char *key)
-{
-	const char *p = cached_value(line, key);
-	if (!p)
-		return 0;
-	char *end;
-	long n = strtol(p, &end, 10);
-	return n > 0 && field_ends(*end) ? n : 0;
-}
-
 /* The cache's facts into *@out; a line of another boot counts as none. */
 static void facts_read(struct probe_facts *out)
 {
@@ -108,9 +80,6 @@ static void facts_read(struct probe_facts *out)
 	out->rewrite = cached_flag(line, "rewrite");
 	out->sysctl_hook = cached_flag(line, "sysctl_hook");
 	out->task_helpers = cached_flag(line, "task_helpers");
-	out->slow_outer_updates = cached_flag(line, "slow_outer_updates");
-	out->slow_outer_at = cached_number(line, "slow_outer_at");
-	out->slow_outer_hold = cached_number(line, "slow_outer_hold");
 }
 
 /* Reads the cache once per process. */
@@ -131,37 +100,25 @@ static void append_flag(char *line, size_t cap, const char *key, int value)
 		snprintf(line + strlen(line), cap - strlen(line), " %s=%d", key, value);
 }
 
-/*
- * Writes what is known so far. A hook racing this one writes the same
- * facts, but for how slow outer-map updates were, where the last one
- * written wins: either is what a hook measured a moment ago. Returns
- * whether the line was written.
- */
-static bool facts_store(void)
+/* Writes what is known so far; a hook racing this one writes the same facts. */
+static void facts_store(void)
 {
 	char tmp[PATH_MAX], line[256];
 
 	if (!boot_id[0])
-		return false;
+		return;
 	snprintf(line, sizeof(line), "%s", boot_id);
 	append_flag(line, sizeof(line), "rewrite", facts.rewrite);
 	append_flag(line, sizeof(line), "sysctl_hook", facts.sysctl_hook);
 	append_flag(line, sizeof(line), "task_helpers", facts.task_helpers);
-	append_flag(line, sizeof(line), "slow_outer_updates", facts.slow_outer_updates);
-	if (facts.slow_outer_updates == 1 && facts.slow_outer_at > 0)
-		snprintf(line + strlen(line), sizeof(line) - strlen(line),
-			 " slow_outer_at=%ld slow_outer_hold=%ld", facts.slow_outer_at,
-			 facts.slow_outer_hold);
 	snprintf(tmp, sizeof(tmp), "%s.%d", SG_PROBE_CACHE, (int)getpid());
 	mkdir(SG_RUN_DIR, 0755);
 	_cleanup_fclose_ FILE *f = fopen(tmp, "we");
 	if (!f)
-		return false;
+		return;
 	fprintf(f, "%s\n", line);
-	if (fflush(f) == 0 && rename(tmp, SG_PROBE_CACHE) == 0)
-		return true;
-	unlink(tmp);
-	return false;
+	if (fflush(f) != 0 || rename(tmp, SG_PROBE_CACHE) != 0)
+		unlink(tmp);
 }
 
 /* A libbpf probe's 1 (yes) or 0 (no) is the kernel's answer; an error is not. */
@@ -243,56 +200,6 @@ bool sg_probe_task_helpers(void)
 		facts_store();
 	}
 	return facts.task_helpers == 1;
-}
-
-/* Seconds since boot, from 1 (0 is "unknown" in the cache). */
-static long seconds_since_boot(void)
-{
-	struct timespec now = {0, 0};
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (long)now.tv_sec + 1;
-}
-
-bool sg_probe_outer_updates_slow(void)
-{
-	facts_load();
-	if (facts.slow_outer_updates != 1 || facts.slow_outer_at <= 0)
-		return false;
-	long age = seconds_since_boot() - facts.slow_outer_at;
-	long hold = facts.slow_outer_hold > 0 ? facts.slow_outer_hold : SLOW_OUTER_FIRST_HOLD_S;
-	return age >= 0 && age < hold; /* a record from the future is as good as none */
-}
-
-/* How long a record of slow updates holds: a minute, then twice the last one, up to a day. */
-static long next_hold(long last)
-{
-	if (last <= 0)
-		return SLOW_OUTER_FIRST_HOLD_S;
-	return last < SLOW_OUTER_LONGEST_HOLD_S / 2 ? 2 * last : SLOW_OUTER_LONGEST_HOLD_S;
-}
-
-void sg_probe_record_slow_outer_updates(bool slow)
-{
-	facts_load();
-	/* What the cache says now: another hook may have measured since this one read it. */
-	struct probe_facts latest = facts;
-	facts_read(&latest);
-	if (!slow && latest.slow_outer_updates == 0) {
-		sg_debug("probe cache: outer-map updates quick, as recorded");
-		return; /* no write */
-	}
-	long last_hold = latest.slow_outer_updates == 1 ? latest.slow_outer_hold : 0;
-	facts.slow_outer_updates = slow;
-	facts.slow_outer_at = slow ? seconds_since_boot() : 0;
-	facts.slow_outer_hold = slow ? next_hold(last_hold) : 0;
-	/* What this hook wrote: another hook may write over it a moment later. */
-	if (!facts_store())
-		return;
-	if (slow)
-		sg_debug("probe cache: outer-map updates recorded slow, held %ld s",
-			 facts.slow_outer_hold);
-	else
-		sg_debug("probe cache: outer-map updates recorded quick");
 }
 
 int sg_probe_cached_rewrite(void)

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Feature probes, side-effect free and cached: once per process in memory,
- * once per boot in SG_PROBE_CACHE (keyed by the boot id); how slow
- * outer-map updates were is kept there for a while (below).
+ * once per boot in SG_PROBE_CACHE (keyed by the boot id).
  */
 #ifndef SG_PROBE_H
 #define SG_PROBE_H
@@ -28,18 +27,5 @@ bool sg_probe_task_helpers(void);
  */
 int sg_probe_cached_rewrite(void);
 void sg_probe_cache_rewrite(bool works);
-
-/*
- * Whether outer-map updates were recorded slow in the last minute: the
- * kernel returned only after a full RCU grace period (10 to 25 ms), or an
- * expedited one held up by a busy CPU, rather than a quick expedited one
- * (5 to 150 us with 6.18 here). The placer times the updates it makes
- * itself (placer.c) and records what it saw with
- * sg_probe_record_slow_outer_updates; a record of slow ones expires after
- * a minute, or twice as long as the last one when it is found slow again
- * (up to a day), and the placer measures again.
- */
-bool sg_probe_outer_updates_slow(void);
-void sg_probe_record_slow_outer_updates(bool slow);
 
 #endif

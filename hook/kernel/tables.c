@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,6 @@
 #include <bpf/bpf.h>
 
 #include "base/siphash.h"
-#include "base/thread.h"
 #include "base/util.h"
 #include "policy/inputs.h" /* sg_build_id */
 #include "compile/dfa_pack.h"
@@ -29,7 +27,6 @@
 #include "compile/layout.h"
 #include "kernel/fault.h"
 #include "kernel/map.h"
-#include "kernel/placer.h"
 
 /* What is pinned per policy: the tables (enum sg_table order), then ours. */
 static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};
@@ -47,7 +44,7 @@ enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
  * map stays empty, which the program reads as empty (bpf/sysctl_guard.bpf.c):
  * most policies have no long name, no allowed values and no rewrite or
  * clamp, and each table cost a new policy a map, its pin and an update of
- * its outer map, which waits for an RCU grace period (40 us each here).
+ * its outer map, which waits for an RCU grace period.
  */
 static bool is_absent(const struct sg_compiled *c, size_t n_long, size_t pin)
 {
@@ -143,8 +140,7 @@ struct table_sizes {
 /*
  * The map of pin @pin as the program's outer maps expect their inner maps
  * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
- * sizes, and flags. It reads only @pin's own size in @sz: the thread that
- * plans one hashed table may be setting the other's.
+ * sizes, and flags.
  */
 static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
 				  const struct table_sizes *sz)
@@ -251,13 +247,8 @@ static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void 
 		return fill_small(fd, value_size, stride, n, fill, arg);
 	/*
 	 * The fewest elements that fill whole pages, as many times as make about
-	 * 512 KiB. Each unmapping also flushes the TLB of the CPU the other
-	 * thread runs on (an interrupt to it: costly in a VM); 64 KiB windows
-	 * made a new 10,000-rule policy's tables about 1 ms slower, 1 MiB ones
-	 * raised the hook's peak RSS by 1 to 1.7 MiB. 128 KiB windows were
-	 * chosen while the peak came within 24 KiB of the 8 MiB a hook may
-	 * take; with it 2 MiB lower, 512 KiB ones took the tables from 1.74 to
-	 * 1.44 ms (the median peak 5,894 -> 6,464 KiB), 256 KiB ones to 1.53.
+	 * 512 KiB: a window's pages count toward the hook's peak memory, and
+	 * each window costs a mapping, an unmapping and its TLB flush.
 	 */
 	const size_t unit = page / gcd(page, stride);
 	const size_t per_window = unit * (((size_t)512 << 10) / (unit * stride) + 1);
@@ -396,8 +387,7 @@ static void value_buckets_at(size_t first, size_t count, char *dst, size_t strid
 /* What a policy's tables are laid out from besides the compiled policy: planned per table. */
 struct planned_tables {
 	struct sg_hashed_tables hashed;
-	const struct sg_dfa_packed *dfa; /* the compiled policy's, packed ahead, or own_dfa */
-	struct sg_dfa_packed own_dfa;
+	struct sg_dfa_packed dfa;
 };
 
 /* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
@@ -416,8 +406,8 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 	case SG_TABLE_EXACT_LONG:
 		return fill_long_names(fd, c);
 	case SG_TABLE_DFA:
-		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa->n_elements,
-				   dfa_elements_at, (void *)planned->dfa);
+		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa.n_elements,
+				   dfa_elements_at, (void *)&planned->dfa);
 	case SG_TABLE_RULES:
 		return fill_mapped(fd, sizeof(struct sg_rule_entry), rules_elements(c),
 				   rule_entries_at, arg);
@@ -434,28 +424,18 @@ static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
 	}
 }
 
-/*
- * The maps of a policy, made and filled by two threads side by side: most
- * of the time goes to the kernel allocating and zeroing their pages and
- * inserting into the hash tables, megabytes and thousands of elements for a
- * large policy. Each thread takes the next map not taken yet, in order of
- * make_order, and they stop at the first error.
- */
+/* A policy's maps in the making. */
 struct maps_work {
 	const struct sg_compiled *c;
-	struct sg_policy_info *info; /* read by the threads; its table sizes set in end_maps */
+	const struct sg_policy_info *info;
 	struct policy_maps *m;
-	struct table_sizes sizes; /* each table's size set by the thread that plans it */
+	struct table_sizes sizes; /* each hashed table's and the DFA's set once it is planned */
 	struct planned_tables planned;
-	size_t next; /* the next index of make_order to take (atomic) */
-	int error;   /* 0 or the first negative errno (atomic) */
 };
 
 /*
- * Longest first, so that neither thread is left with a long one at the end:
- * the DFA's (packing it is most of its time: 1.2 of 2.1 ms for 1,000
- * patterns), which the helper takes while the other thread hashes the
- * policy's key, then the exact names' (0.9 ms for 9,000).
+ * The DFA's first: its plan is freed once its map is filled, before the
+ * hashed tables' plans, kept until the last map is made, take their pages.
  */
 static const size_t make_order[] = {SG_TABLE_DFA,   SG_TABLE_EXACT,	 SG_TABLE_VALUES,
 				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
@@ -480,11 +460,8 @@ static int plan_table(struct maps_work *w, size_t pin)
 		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
 		w->sizes.value_buckets = hashed->values.n_buckets;
 	} else if (pin == SG_TABLE_DFA) {
-		const struct sg_dfa_packed *ahead = sg_compiled_dfa_packed(w->c);
-		if (!ahead)
-			sg_dfa_pack(&w->c->dfa, &w->planned.own_dfa);
-		w->planned.dfa = ahead ? ahead : &w->planned.own_dfa;
-		w->sizes.dfa_elements = w->planned.dfa->n_elements;
+		sg_dfa_pack(&w->c->dfa, &w->planned.dfa);
+		w->sizes.dfa_elements = w->planned.dfa.n_elements;
 		return 0;
 	} else {
 		return 0;
@@ -503,7 +480,7 @@ static int make_filled(const struct sg_compiled *c, size_t pin, const struct tab
 	*fd = create_map(c, pin, sizes);
 	if (*fd < 0)
 		return -errno;
-	/* fill_<pin>: a fault test's failure in either thread, with maps made in both */
+	/* fill_<pin>: a fault test's failure, with maps made before it */
 	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
 	if (sg_injected_fault(fault))
 		return -EIO;
@@ -518,93 +495,29 @@ static int make_map(struct maps_work *w, size_t pin)
 	if (r == 0)
 		r = make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
 	if (pin == SG_TABLE_DFA) /* its plan's pages serve the tables made after it */
-		sg_dfa_packed_free(&w->planned.own_dfa);
+		sg_dfa_packed_free(&w->planned.dfa);
 	return r;
 }
 
-static void *make_maps_thread(void *arg)
-{
-	struct maps_work *w = arg;
-	for (;;) {
-		size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-		if (i >= SG_ARRAY_SIZE(make_order) || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
-			return NULL;
-		int r = make_map(w, make_order[i]);
-		if (r < 0) {
-			int none = 0;
-			__atomic_compare_exchange_n(&w->error, &none, r, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
-		}
-	}
-}
-
 /*
- * Tables smaller than this are made in one thread, once no policy of their
- * key is found: starting the second one costs about 0.2 ms here, what the
- * kernel takes to make about as many bytes of tables.
+ * Makes and fills the policy's maps into @m in make_order, up to the first
+ * error; @info gets the hashed tables' sizes. Returns 0 or that error; the
+ * maps made are in @m either way.
  */
-enum { HELPER_MIN_BYTES = 256 << 10 };
-
-/* About how many bytes the policy's tables hold: their keys and values. */
-static size_t tables_bytes(const struct sg_compiled *c, size_t n_long)
+static int make_maps(const struct sg_compiled *c, struct sg_policy_info *info,
+		     struct policy_maps *m)
 {
-	const struct table_sizes likely = {
-	    n_long, sg_hash_homes_for(c->n_exact - n_long) + SG_HASH_PROBES - 1,
-	    sg_hash_homes_for(c->n_values) + SG_HASH_PROBES - 1,
-	    (size_t)c->dfa.n_states * 3 /* the states and about two entries each: dfa_pack.h */};
-	size_t bytes = 0;
-	for (size_t pin = 0; pin < SG_ARRAY_SIZE(policy_pins); pin++) {
-		if (is_absent(c, n_long, pin))
-			continue;
-		struct map_shape shape = map_shape(c, pin, &likely);
-		bytes += shape.entries * (shape.key_size + shape.value_size);
-	}
-	return bytes;
-}
+	struct maps_work w = {.c = c, .info = info, .m = m, .sizes.n_long = sg_long_names(c)};
+	int r = 0;
 
-/*
- * A policy's maps in the making: a large policy's by a second thread from
- * begin_maps on, while this one works out the policy's key; the rest here,
- * in end_maps.
- */
-struct maps_making {
-	struct maps_work w;
-	pthread_t helper;
-	bool helper_started;
-};
-
-/* @large: tables_bytes of at least HELPER_MIN_BYTES; then a second thread starts on the maps. */
-static void begin_maps(struct maps_making *mk, const struct sg_compiled *c,
-		       struct sg_policy_info *info, struct policy_maps *m, size_t n_long,
-		       bool large)
-{
-	mk->w = (struct maps_work){.c = c, .info = info, .m = m, .sizes.n_long = n_long};
-	mk->w.planned.hashed.seed = info->config.table_seed;
-	mk->helper_started = large && sg_thread_start(&mk->helper, make_maps_thread, &mk->w) == 0;
-}
-
-/*
- * Makes and fills the maps no thread took yet, or none when @cancel (the
- * policy was found made), and waits for the helper; the info gets the
- * hashed tables' sizes. Returns 0 or the first error; the maps made are in
- * the policy_maps either way.
- */
-static int end_maps(struct maps_making *mk, bool cancel)
-{
-	if (cancel) {
-		int none = 0;
-		__atomic_compare_exchange_n(&mk->w.error, &none, -ECANCELED, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	} else {
-		make_maps_thread(&mk->w);
-	}
-	if (mk->helper_started)
-		pthread_join(mk->helper, NULL); /* also orders the helper's stores before ours */
-	mk->w.info->config.exact_homes = mk->w.planned.hashed.exact.n_homes;
-	mk->w.info->config.value_homes = mk->w.planned.hashed.values.n_homes;
-	sg_hashed_tables_free(&mk->w.planned.hashed);
-	sg_dfa_packed_free(&mk->w.planned.own_dfa);
-	return mk->w.error;
+	w.planned.hashed.seed = info->config.table_seed;
+	for (size_t i = 0; i < SG_ARRAY_SIZE(make_order) && r == 0; i++)
+		r = make_map(&w, make_order[i]);
+	info->config.exact_homes = w.planned.hashed.exact.n_homes;
+	info->config.value_homes = w.planned.hashed.values.n_homes;
+	sg_hashed_tables_free(&w.planned.hashed);
+	sg_dfa_packed_free(&w.planned.dfa);
+	return r;
 }
 
 static int write_info(const struct policy_maps *m, const struct sg_policy_info *info)
@@ -666,23 +579,24 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 }
 
 /*
- * Starts putting the policy's tables at their slot of the outer maps, for
- * the program; an absent table's slot stays empty.
+ * Puts the policy's tables at @slot of the program's outer maps, one map
+ * after the other; an absent table's slot stays empty. Each update returns
+ * once no program can still see what the slot held before (an RCU grace
+ * period), which a new policy waits out here: `preload` takes that off the
+ * containers' path.
  */
-static int start_placing(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot,
-			 struct sg_placer *placer)
+static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
 {
-	int outer[SG_TABLE_COUNT], inner[SG_TABLE_COUNT];
-	size_t n = 0;
-
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		if (m->fds[i] >= 0) {
-			outer[n] = prog->outer_fds[i];
-			inner[n++] = m->fds[i];
-		}
-	return sg_placer_send(placer, outer, inner, n, slot);
+	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+		if (m->fds[i] < 0)
+			continue;
+		uint32_t inner = (uint32_t)m->fds[i];
+		if (bpf_map_update_elem(prog->outer_fds[i], &slot, &inner, BPF_ANY) < 0)
+			return -errno;
+	}
+	return 0;
 }
 
 int sg_tables_open_map(const char *key, const char *name)
@@ -923,29 +837,23 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 /*
  * Claims a slot for the made maps @m of policy @key, places them there and
  * pins them under @key's directory, through @staging. *@info gets the slot.
+ * A failure empties the slot and frees it: a slot is claimed before it is
+ * placed and emptied before it is freed, so that no outer map ever has an
+ * entry at a free slot. A hook killed on the way leaves the slot claimed
+ * under a key that is not pinned: gc frees it (sg_tables_release_orphan_slots).
  */
 static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
-			  struct sg_policy_info *info, const char *key, const char *staging,
-			  struct sg_placer *placer)
+			  struct sg_policy_info *info, const char *key, const char *staging)
 {
 	int r = claim_slot(prog, key, &info->slot);
 	if (r < 0)
 		return r;
-	/*
-	 * No program reads the slot before a guard's storage names it, and no
-	 * guard does before this returns: the tables are pinned while they
-	 * are being placed.
-	 */
-	r = start_placing(prog, m, info->slot, placer);
-	bool sent = r == 0;
+	/* No program reads the slot before a guard's storage names it, and no guard does yet. */
+	r = place_tables(prog, m, info->slot);
 	if (r == 0)
 		r = write_info(m, info);
 	if (r == 0)
 		r = pin_maps(m, staging);
-	/* Also after a failure: the slot is not released under the placer's updates. */
-	int placed = sent ? sg_placer_wait(placer) : 0;
-	if (r == 0)
-		r = placed;
 	if (r == 0 && sg_injected_fault("rename"))
 		r = -EIO;
 	if (r == 0) {
@@ -959,56 +867,30 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
 	return r;
 }
 
-/* What making the maps needs first, the info and the outer maps, then begin_maps. */
-static int start_making(struct sg_program *prog, const struct sg_compiled *c,
-			struct sg_policy_info *info, struct maps_making *mk, struct policy_maps *m,
-			size_t n_long, bool large)
+/*
+ * Makes the tables of @c and publishes them as policy out->key, unless a
+ * policy of that key is pinned already: then *@out is that one.
+ */
+static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out)
 {
-	int r = new_info(prog, c, info);
+	struct policy_maps m;
+	struct sg_policy_info info;
+	char staging[PATH_MAX];
+
+	policy_key(prog, c, out->key);
+	if (find_pinned(prog, out) == 0)
+		return 0;
+	memset(m.fds, -1, sizeof(m.fds));
+	int r = new_info(prog, c, &info);
 	if (r == 0)
 		r = sg_program_open_slots(prog);
 	if (r == 0)
-		begin_maps(mk, c, info, m, n_long, large);
-	return r;
-}
-
-/*
- * Makes the tables of @c and publishes them as policy out->key, unless a
- * policy of that key is pinned already: then *@out is that one. The key
- * hashes megabytes for a large policy, so its maps are being made
- * meanwhile; should the policy be found (other inputs that compiled to the
- * same tables, `attach` of a policy again), the second thread stops after
- * the map in hand, which costs the wait for it (about 2 ms for 10,000
- * rules). A small policy's maps are made only when none is found.
- */
-static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
-			struct sg_placer *placer, struct sg_tables *out)
-{
-	struct policy_maps m;
-	struct maps_making mk;
-	struct sg_policy_info info;
-	char staging[PATH_MAX];
-	const size_t n_long = sg_long_names(c);
-	const bool large = tables_bytes(c, n_long) >= HELPER_MIN_BYTES;
-
-	memset(m.fds, -1, sizeof(m.fds));
-	int r = large ? start_making(prog, c, &info, &mk, &m, n_long, large) : 0;
-	policy_key(prog, c, out->key);
-	if (find_pinned(prog, out) == 0) {
-		if (large && r == 0)
-			end_maps(&mk, true);
-		close_maps(&m);
-		return 0;
-	}
-	if (!large)
-		r = start_making(prog, c, &info, &mk, &m, n_long, large);
-	if (r == 0)
-		r = end_maps(&mk, false);
+		r = make_maps(c, &info, &m);
 	if (r == 0) {
 		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
 			 (int)getpid(), out->key);
 		sg_unpin_dir(staging);
-		r = publish_tables(prog, &m, &info, out->key, staging, placer);
+		r = publish_tables(prog, &m, &info, out->key, staging);
 		sg_unpin_dir(staging);
 	}
 	close_maps(&m);
@@ -1017,11 +899,11 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c,
 	return r;
 }
 
-int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_placer *placer,
-		  struct sg_tables *out, struct sg_err *err)
+int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out,
+		  struct sg_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	int r = find_or_make(prog, c, placer, out);
+	int r = find_or_make(prog, c, out);
 	if (r < 0) {
 		/* Another hook made the same policy first: share theirs. */
 		if (find_pinned(prog, out) == 0)
@@ -1038,12 +920,6 @@ int sg_tables_get(struct sg_program *prog, const struct sg_compiled *c, struct s
 			    "cannot lay out the hash tables of policy %s: too many "
 			    "of its names or values hash alike under this seed; "
 			    "a new attempt draws a new one",
-			    out->key);
-		if (r == -ETIMEDOUT)
-			return sg_system_error(
-			    err, ETIMEDOUT,
-			    "the tables of policy %s were not placed in time: the node "
-			    "did not run the tasks placing them; try again when it is less busy",
 			    out->key);
 		return sg_system_error(err, -r,
 				       "cannot put the tables of policy %s in the kernel: %s",
@@ -1132,11 +1008,7 @@ int sg_tables_remove(const char *key)
 	return sg_unpin_dir(dir);
 }
 
-/*
- * Waits for removing child @pid: 1 when it removed its policy. By pid: this
- * process may have other children, a placer still waiting out its grace
- * periods (placer.h), which a wait for any child would take for a removal.
- */
+/* Waits for removing child @pid: 1 when it removed its policy. */
 static int wait_removal(pid_t pid)
 {
 	int status;

@@ -24,7 +24,6 @@
 #include "base/err.h"
 #include "base/siphash.h"
 #include "compile/compile.h"
-#include "kernel/placer.h"
 #include "kernel/program.h"
 
 #define SG_POLICY_INFO_FORMAT 5
@@ -53,12 +52,11 @@ struct sg_tables {
 
 /*
  * Finds the tables of @compiled for program @prog, or makes, fills and pins
- * them and has @placer (placer.h) put them in the program's
- * outer maps. The caller holds the pins lock (shared) until the policy is in a
- * cgroup's storage.
+ * them and puts them in the program's outer maps. The caller holds the pins
+ * lock (shared) until the policy is in a cgroup's storage.
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
-		  struct sg_placer *placer, struct sg_tables *out, struct sg_err *err);
+		  struct sg_tables *out, struct sg_err *err);
 
 /*
  * How the key of a policy for program @prog starts, for sg_compile_keyed to

@@ -2,8 +2,7 @@
 /*
  * The filter is a plain allowlist, so it is written out as classic BPF here:
  * building it with libseccomp (its API-level probes, rule database and code
- * generator) took about 150 us of every hook run, more than the rest of the
- * filter's life.
+ * generator) cost every hook run more than the rest of the filter's life.
  */
 #include "oci/confine.h"
 
@@ -46,9 +45,8 @@ _Static_assert(MAX_INSNS <= 255, "filter jumps must stay within 255 instructions
 
 /*
  * What loading, pinning and attaching a guard, and logging, need: numbers
- * the compiler knows, so no run of the hook looks names up (libseccomp's
- * lookups took about 100 us of every run). Calls that only some
- * architectures or kernel headers have are listed where they exist.
+ * the compiler knows, so no run of the hook looks names up. Calls that only
+ * some architectures or kernel headers have are listed where they exist.
  */
 static const uint32_t needed[] = {
     /* bpf and bpffs */
@@ -66,23 +64,20 @@ static const uint32_t needed[] = {
     __NR_flock,
     __NR_symlinkat,
     /*
-     * placing a new policy's tables (hook/placer.c): tasks that share the
-     * hook's memory, no exec; and the threads that make large tables
+     * gc, when every slot is taken, removes policies in children (tables.c):
+     * fork without exec (glibc's fork is a clone, and its child sets its
+     * robust list; musl's is fork, below), and their wait
      */
     __NR_clone,
-    __NR_close_range,
+    __NR_set_robust_list,
     __NR_wait4,
-    __NR_getppid, /* a task whose hook is gone already does not place */
     /*
-     * A task that did not place in time, before its slot is released. Any
-     * process's pid would do; openat and write as root let a hijacked hook
-     * do worse already: the filter keeps out exec and the calls no hook makes.
+     * gc's look for a staging directory's hook (kill(pid, 0)), and the
+     * kill_after_storage fault. Any process's pid would do; openat and write
+     * as root let a hijacked hook do worse already: the filter keeps out exec
+     * and the calls no hook makes.
      */
     __NR_kill,
-    __NR_set_robust_list,
-    __NR_sched_yield,
-    __NR_pipe2,		  /* valgrind's scheduler, under the memcheck tests */
-    __NR_rt_sigtimedwait, /* valgrind's too, with a thread blocked in bpf(2) */
     /* files */
     __NR_openat,
     __NR_close,
@@ -101,7 +96,7 @@ static const uint32_t needed[] = {
     __NR_getdents64,
     __NR_readlinkat,
     __NR_faccessat,
-    /* memory, threads, time, exit */
+    /* memory, locks, time, exit */
     __NR_brk,
     __NR_mmap,
     __NR_munmap,
@@ -122,9 +117,6 @@ static const uint32_t needed[] = {
     __NR_prlimit64,
     __NR_sysinfo, /* glibc's qsort, before it sorts more than a kilobyte (the values) */
     __NR_sched_getaffinity,
-    /* a helper thread moved to another CPU as it starts (thread.c) */
-    __NR_sched_setaffinity,
-    __NR_getcpu,
     __NR_rt_sigaction,
     __NR_rt_sigprocmask,
     __NR_rt_sigreturn,
@@ -137,12 +129,6 @@ static const uint32_t needed[] = {
     __NR_connect,
     __NR_sendto,
     __NR_sendmsg,
-#ifdef __NR_clone3
-    __NR_clone3,
-#endif
-#ifdef __NR_rseq
-    __NR_rseq,
-#endif
 #ifdef __NR_faccessat2
     __NR_faccessat2,
 #endif
@@ -199,8 +185,7 @@ static size_t search_size(size_t n)
  * a JGE on the middle number until LEAF_SIZE are left, then a JEQ on each;
  * a match jumps to @allow, a miss to @deny. When a filter is attached the
  * kernel runs it for every syscall number to cache the always-allowed ones:
- * with a plain list of JEQs that took some 2 us per allowed call (150 us),
- * a search takes log2(n) steps per number.
+ * a plain list of JEQs takes n steps per number, a search log2(n).
  */
 static void emit_search(const uint32_t *nrs, size_t n, size_t allow, size_t deny,
 			struct sock_filter *out, size_t *pc)
@@ -230,8 +215,8 @@ static void emit_search(const uint32_t *nrs, size_t n, size_t allow, size_t deny
  * What an unlisted call gets: EPERM, which libc's fallbacks handle. The test
  * suites set SYSCTL_GUARD_CONFINE=strict, and then it kills the hook
  * (SIGSYS): a call missing from the list shows as a failure there instead of
- * a quiet, slower fallback (musl's fork() is its own call, and without it the
- * tables were placed one grace period at a time).
+ * a quiet, slower fallback (musl's fork() is its own call, and without it
+ * gc's removals ran one after the other).
  */
 static uint32_t deny_action(void)
 {
@@ -240,26 +225,15 @@ static uint32_t deny_action(void)
 						   : SECCOMP_RET_ERRNO | EPERM;
 }
 
-/* Where the low 32 bits of a call's first argument are in struct seccomp_data. */
-static uint32_t arg0_low(void)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return offsetof(struct seccomp_data, args[0]);
-#else
-	return offsetof(struct seccomp_data, args[0]) + sizeof(uint32_t);
-#endif
-}
-
 /*
- * A filter that allows @nrs (sorted here) and prctl(PR_SET_PDEATHSIG), and
- * fails every other call of this architecture (deny_action); a call of
- * another ABI (i386 through int 0x80, x32) kills the process, as
- * libseccomp's bad-arch action did. @out has room for MAX_INSNS
- * instructions; returns their number.
+ * A filter that allows @nrs (sorted here) and fails every other call of this
+ * architecture (deny_action); a call of another ABI (i386 through int 0x80,
+ * x32) kills the process, as libseccomp's bad-arch action did. @out has room
+ * for MAX_INSNS instructions; returns their number.
  */
 static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 {
-	enum { HEADER_INSNS = 8 }; /* before the search: arch, ABI, prctl's option, nr */
+	enum { HEADER_INSNS = 4 }; /* before the search: arch, nr, ABI */
 	const size_t deny = HEADER_INSNS + search_size(n_nrs), allow = deny + 1, kill = deny + 2;
 	size_t pc = 0;
 
@@ -278,20 +252,6 @@ static size_t build_filter(uint32_t *nrs, size_t n_nrs, struct sock_filter *out)
 	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0);
 #endif
 	pc++;
-	/*
-	 * prctl only to die with the parent: the tasks of a confined hook's
-	 * placer ask for that (placer.c). The option is an int:
-	 * the kernel reads the low half of the argument.
-	 */
-	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3);
-	pc++;
-	out[pc++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0_low());
-	out[pc] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PDEATHSIG,
-					       (uint8_t)(allow - pc - 1), 0);
-	pc++;
-	/* Any other prctl is up to the list (the sanitizers' has it). */
-	out[pc++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 offsetof(struct seccomp_data, nr));
 	/* Every jump above was aimed by HEADER_INSNS: a header of another length misses. */
 	assert(pc == HEADER_INSNS);
 	emit_search(nrs, n_nrs, allow, deny, out, &pc);
@@ -317,12 +277,7 @@ static void selftest(void)
 
 static bool confined;
 
-bool sg_confined(void)
-{
-	return confined;
-}
-
-/* Loads the filter on the calling thread, and so on the threads it starts after. */
+/* Loads the filter; the children the hook forks after inherit it. */
 static int load_filter(struct sg_err *err)
 {
 	uint32_t nrs[MAX_ALLOWED];
@@ -361,9 +316,4 @@ int sg_confine(struct sg_err *err)
 	confined = true;
 	selftest();
 	return 0;
-}
-
-int sg_confine_thread(struct sg_err *err)
-{
-	return load_filter(err);
 }

@@ -13,13 +13,4 @@
 
 int sg_confine(struct sg_err *err);
 
-/*
- * The same filter on the calling thread alone, for a thread started before
- * the process confines itself that reads untrusted input (forecast.h).
- */
-int sg_confine_thread(struct sg_err *err);
-
-/* Whether this process runs under the filter: loaded here, or by its parent before a fork. */
-bool sg_confined(void);
-
 #endif

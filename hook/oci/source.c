@@ -8,8 +8,6 @@
 #include "base/timing.h"
 #include "base/util.h"
 #include "policy/policy.h"
-#include "compile/forecast.h"
-#include "oci/confine.h"
 #include "oci/oci.h"
 
 int sg_source_set_profile(struct sg_policy_source *src, const char *name, struct sg_err *err)
@@ -115,32 +113,14 @@ void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in)
 
 /*
  * The annotation's policy. Digested already, its text goes as soon as it is
- * parsed into a tree, unless kept; a forecast reads it too, first.
+ * parsed into a tree, unless kept.
  */
-static int parse_annotation(struct sg_policy_source *src, struct sg_dfa_forecast *forecast,
-			    struct sg_policy *out, struct sg_err *err)
+static int parse_annotation(struct sg_policy_source *src, struct sg_policy *out, struct sg_err *err)
 {
 	struct sg_profile_text *a = &src->annotation;
 
-	if (!forecast)
-		return src->keep_text
-			   ? sg_policy_parse(a->text, a->len, a->origin, out, err)
-			   : sg_policy_parse_taking(&a->text, a->len, a->origin, out, err);
-	int r = sg_policy_parse(a->text, a->len, a->origin, out, err);
-	sg_dfa_forecast_text_done(forecast);
-	if (!src->keep_text)
-		free(SG_TAKE(a->text));
-	return r;
-}
-
-/* A large policy's DFA is built by a second thread while it is parsed (forecast.h). */
-void sg_source_forecast(struct sg_policy_source *src)
-{
-	if (src->forecast || !src->has_annotation || src->annotation.len < SG_FORECAST_MIN_BYTES)
-		return;
-	src->forecast =
-	    sg_dfa_forecast_start(src->annotation.text, src->annotation.len, src->config->baseline,
-				  sg_confined() ? NULL : sg_confine_thread);
+	return src->keep_text ? sg_policy_parse(a->text, a->len, a->origin, out, err)
+			      : sg_policy_parse_taking(&a->text, a->len, a->origin, out, err);
 }
 
 int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
@@ -150,10 +130,8 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	int r = 0;
 
 	sg_timing_mark("setup");
-	sg_source_forecast(src); /* unless it started already */
-	_cleanup_dfa_forecast_ struct sg_dfa_forecast *forecast = SG_TAKE(src->forecast);
 	if (src->has_annotation)
-		r = parse_annotation(src, forecast, &annotation, err);
+		r = parse_annotation(src, &annotation, err);
 	/* The set takes the annotation's policy over: a large one is not held twice. */
 	if (r == 0)
 		r = sg_policy_set_compose_adopt(config->baseline, config->baseline_label,
@@ -163,15 +141,9 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 						src->n_sysctls, &src->set, err);
 	sg_policy_free(&annotation);
 	sg_timing_mark("parse");
-	const bool forecasting = forecast != NULL;
 	if (r == 0)
-		r = sg_compile_keyed(&src->set, src->key_start, &forecast, &src->compiled, err);
+		r = sg_compile_keyed(&src->set, src->key_start, &src->compiled, err);
 	sg_timing_mark("compile");
-	if (r == 0 && forecasting)
-		sg_debug("the DFA %s",
-			 src->compiled.dfa_forecast
-			     ? "was built while the policy was parsed (forecast)"
-			     : "was built after the parse: the forecast had other patterns");
 	if (r == 0)
 		sg_fit_to_kernel(&src->compiled, src->rewrite_works);
 	return r;
@@ -179,7 +151,6 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 
 void sg_source_free(struct sg_policy_source *src)
 {
-	sg_dfa_forecast_free(src->forecast);
 	sg_compiled_free(&src->compiled);
 	sg_policy_set_free(&src->set);
 	sg_profile_text_free(&src->annotation);

@@ -18,7 +18,6 @@
 #include "policy/inputs.h"
 #include "policy/profiles.h"
 #include "compile/compile.h"
-#include "compile/forecast.h"
 #include "oci/config.h"
 
 struct sg_policy_source {
@@ -36,7 +35,6 @@ struct sg_policy_source {
 	bool rewrite_works; /* the kernel probe's answer */
 	bool keep_text;	    /* make parses a copy: the inputs are digested after it */
 	const struct sg_siphash *key_start; /* borrowed, or NULL (sg_compile_keyed) */
-	struct sg_dfa_forecast *forecast;   /* started ahead of make, or NULL */
 	struct sg_policy_set set;
 	struct sg_compiled compiled;
 };
@@ -55,15 +53,6 @@ bool sg_source_has_policy(const struct sg_policy_source *src);
 
 /* The inputs to digest, rewrite_works among them (probe first); they borrow from @src. */
 void sg_source_inputs(struct sg_policy_source *src, struct sg_inputs *in);
-
-/*
- * Starts building the DFA of a large annotation's policy in a second thread
- * (forecast.h), which confines itself where the caller is not confined yet:
- * the hook starts it before the inputs are looked up, as a large policy may
- * be new on the node. Make takes it over (and starts one itself where none
- * was); free stops it.
- */
-void sg_source_forecast(struct sg_policy_source *src);
 
 /*
  * Parses, composes and compiles the policy into src->set and src->compiled,

@@ -17,10 +17,6 @@
  *   user_mid   userspace time between the first and the last bpf call
  *   post       the last bpf call to exit
  *
- * The hook makes a large policy's maps in two threads: their calls add up
- * here, so mapc/mapu can exceed the wall time they took, and user_mid, what is
- * left of that wall time, comes out that much smaller.
- *
  * Times in microseconds. Only for the breakdown runs: the headline latency
  * is measured without it.
  */
@@ -28,7 +24,6 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdarg.h>
@@ -48,7 +43,6 @@ static double ns_by[C_N];
 static long n_by[C_N];
 static double load_max_ns = -1;
 static unsigned load_max_insns;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the hook's threads share these */
 
 static double now_us(void)
 {
@@ -62,7 +56,7 @@ __attribute__((constructor)) static void start(void)
 	t_start = now_us();
 }
 
-/* Adds one bpf(2) call, from @t0 to @t1, with arguments @a; under the lock. */
+/* Adds one bpf(2) call, from @t0 to @t1, with arguments @a. */
 static void account(double t0, double t1, double d, const long *a)
 {
 	if (t_first < 0 || t0 < t_first)
@@ -136,9 +130,7 @@ long syscall(long number, ...)
 	double t0 = now_us();
 	long r = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	double t1 = now_us(), d = t1 - t0;
-	pthread_mutex_lock(&lock);
 	account(t0, t1, d, a);
-	pthread_mutex_unlock(&lock);
 	return r;
 }
 

@@ -256,7 +256,7 @@ def report(raw):
                    ("10k rules, new", "phases_10k.txt"))]
     if any(rows for _, rows in phase_rows):
         p("   phases, ms (medians; the binary itself, SYSCTL_GUARD_TIMING=1; setup: state, config,"
-          " program, inputs digest, placer):")
+          " program, inputs digest):")
         for label, rows in phase_rows:
             times = {}
             for l in rows:  # sysctl-guard: timing: NAME MS NAME MS ... exit MS ms

@@ -27,7 +27,6 @@
 #include "compile/compile.h"
 #include "compile/dfa.h"
 #include "compile/eval.h"
-#include "compile/forecast.h"
 #include "reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -438,31 +437,6 @@ static void check_policy(struct fuzz *f)
 		fail(f, "a name longer than SG_NAME_MAX is not denied", d.reason);
 }
 
-/*
- * The scan of every input: where it does not give up on a policy the parser
- * accepts (@policy; NULL where it refused the text), its patterns are the
- * policy's.
- */
-static void check_forecast_scan(const struct fuzz *f, const struct sg_policy *policy)
-{
-	struct sg_arena names = {0};
-	struct sg_dfa_input scanned = {0}, parsed = {0};
-
-	if (sg_forecast_scan((const char *)f->data, f->size, 0, NULL, &names, &scanned) && policy) {
-		for (size_t i = 0; i < policy->n_rules; i++)
-			if (!policy->rules[i].is_literal)
-				sg_dfa_input_add(&parsed, policy->rules[i].pattern,
-						 (uint32_t)strlen(policy->rules[i].pattern),
-						 (uint32_t)i);
-		sg_dfa_input_end_layer(&parsed);
-		if (!sg_dfa_input_equal(&scanned, &parsed))
-			fail(f, "the forecast's scan found other patterns than the parser", NULL);
-	}
-	sg_dfa_input_free(&parsed);
-	sg_dfa_input_free(&scanned);
-	sg_arena_free(&names);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sg_policy policy = {0};
@@ -478,10 +452,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sg_policy_parse((const char *)data, size, ORIGIN, &policy, &err) < 0) {
 		if (strncmp(err.msg, ORIGIN, strlen(ORIGIN)) != 0)
 			fail(&f, "an error that does not name the policy", err.msg);
-		check_forecast_scan(&f, NULL);
 		goto out;
 	}
-	check_forecast_scan(&f, &policy);
 	sg_policy_find_shadowed(&policy);
 	for (size_t i = 0; i < policy.n_warnings; i++)
 		if (strncmp(policy.warnings[i], ORIGIN, strlen(ORIGIN)) != 0)

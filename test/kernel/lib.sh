@@ -135,26 +135,6 @@ first_policy_hash() { python3 -c 'import json,sys; print(json.load(sys.stdin)[0]
 policy_of() { "$SG" status --container "$1" --json | first_policy_hash; }
 policy_of_cgroup() { "$SG" status --cgroup "$1" --json 2>/dev/null | first_policy_hash; }
 
-# placer_tasks_asleep PID: the children of PID's threads asleep in nanosleep
-# (35) or clock_nanosleep (230), as a placer's stalled tasks are once they
-# hold their tables (placer_stall); their pids on one line. Builtins only:
-# callers poll it in windows of a fraction of a second.
-placer_tasks_asleep() {
-	local kids=() some=() asleep=() f t nr
-	for f in /proc/$1/task/*/children; do
-		# read fails at the end of a line without its newline, having read it
-		some=()
-		read -r -a some 2>/dev/null <"$f"
-		kids+=("${some[@]}")
-	done
-	for t in "${kids[@]}"; do
-		nr=""
-		read -r nr _ 2>/dev/null <"/proc/$t/syscall"
-		[[ $nr == 35 || $nr == 230 ]] && asleep+=("$t")
-	done
-	echo "${asleep[*]}"
-}
-
 # Entries of the node programs' outer maps at slots no policy holds: 0 at
 # every moment (a slot is claimed before it is placed, emptied before it is
 # freed). The maps are read one after the other, not at one moment: the pins

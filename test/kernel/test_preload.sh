@@ -280,46 +280,5 @@ else
 	echo "note: the node has preloaded policies of its own: a preload of everything not tried"
 fi
 
-if outside_matrix "preload's placer"; then
-	# preload confines itself before it places; its placer's tasks ask to die
-	# with it all the same (placer.c, confine.c). One that has not placed in
-	# time is killed before its slot is released, and places nothing once it
-	# would have woken.
-	STALL=preload-stall-$$
-	small_profile "$STALL"
-	expect "preload: a placer that does not place in time fails it, said so" "2 yes" sh -c \
-		"out=\$(SYSCTL_GUARD_FAULT=placer_stall \"$SG\" preload \"$STALL\" 2>&1); echo \$? \$(echo \"\$out\" | grep -q 'not placed in time' && echo yes)"
-	sleep 2
-	expect "... and two seconds later no outer-map entry is at a free slot" "0" outer_at_free_slots
-
-	# placer_outlives_preload: preload killed while its placer's tasks, given
-	# the tables, sleep (placer_stall): "alive" when one of those seen asleep is
-	# still there 0.3 s later. Said "gone" also when the moment was missed
-	# (preload's own wait of 0.2 s ended first, or no task was seen asleep):
-	# that never hides a task that outlives it.
-	placer_outlives_preload() {
-		SYSCTL_GUARD_FAULT=placer_stall "$SG" preload "$STALL" >/dev/null 2>&1 &
-		local pid=$! asleep="" i t
-		for i in $(seq 200); do
-			asleep=$(placer_tasks_asleep $pid)
-			[ -n "$asleep" ] && break
-			sleep 0.005
-		done
-		kill -9 $pid 2>/dev/null
-		wait $pid 2>/dev/null
-		"$SG" gc >/dev/null 2>&1 # its staging: the other suites look for a dead process's
-		sleep 0.3
-		for t in $asleep; do
-			[ -e /proc/$t ] && ! grep -q '^State:.*Z' /proc/$t/status &&
-				{ kill -9 $asleep 2>/dev/null; echo alive; return; }
-		done
-		echo gone
-	}
-	expect "preload killed while its placer holds the tables: the placer goes with it" "gone" \
-		placer_outlives_preload
-	sleep 1
-	expect "... and no outer-map entry is at a free slot" "0" outer_at_free_slots
-fi
-
 for id in p3 p5 p6 p7 p8 p10; do stop "$id"; done
 finish

@@ -87,9 +87,8 @@ else
 	expect "... and reused there" "reused ok ok sandbox" rewritten w3
 fi
 
-# Other inputs that compile to the same tables share them. A large profile's
-# tables are being made (by two threads) while the hook works out their key;
-# the same rules in another text find the first one's and drop their own.
+# Other inputs that compile to the same tables share them: the same rules
+# of a large profile in another text find the first one's tables by their key.
 BIG_RULES=$(for i in $(seq 3000); do printf '{"name": "net.ipv4.conf.sgr%d.rp_filter", "access": "none"}, ' "$i"; done)
 printf '{"version": 1, "default": "read-write", "rules": [%s{"name": "kernel.domainname", "access": "read"}, {"name": "kernel.sg_reuse_big_%s", "access": "none"}]}\n' \
 	"$BIG_RULES" "$$" >"$PROFILES/big-$$.json"

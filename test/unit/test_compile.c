@@ -980,18 +980,17 @@ static void differential(uint64_t seed, int rounds, size_t max_rules, uint32_t w
 
 /* Small sets, wildcards everywhere: the corners of '*', '?' and "**". */
 /*
- * With many patterns the DFA is built by a second thread while the rules
- * are compiled: its error is told first, as when it was built first, and a
- * rule's error when the DFA is fine.
+ * The DFA is built before the rules are compiled: its error is told first,
+ * and a rule's error when the DFA is fine.
  */
-TEST(errors_of_a_dfa_built_beside_the_rules)
+TEST(errors_of_the_dfa_before_the_rules)
 {
 	struct sg_policy_set set = {.n_layers = 1};
 	char name[SG_NAME_MAX] = "**.a";
 	struct sg_err err;
 
 	set.layers[0].origin = "many.json";
-	for (int i = 0; i < 300; i++) { /* past DFA_HELPER_MIN_PATTERNS */
+	for (int i = 0; i < 300; i++) {
 		char pattern[64];
 		snprintf(pattern, sizeof(pattern), "net.ipv4.conf.eth%d*.rp_filter", i);
 		add_rule(&set.layers[0], pattern, SG_ACCESS_READ);
@@ -1102,8 +1101,7 @@ TEST(exact_names_sort_by_layer_hash_name_and_rule)
 
 /*
  * The rules' part of a policy's key, hashed by the compiler from a given
- * start (while a second thread builds the DFA of many patterns), goes on to
- * the key the whole hash makes from that start.
+ * start, goes on to the key the whole hash makes from that start.
  */
 TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 {
@@ -1128,7 +1126,7 @@ TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
 		}
 		sg_siphash_init(&start, secret);
 		sg_siphash_update(&start, "program", 8);
-		CHECK(sg_compile_keyed(&set, &start, NULL, &c, &err) == 0);
+		CHECK(sg_compile_keyed(&set, &start, &c, &err) == 0);
 		CHECK(c.has_key_head);
 		CHECK(sg_siphash_same(&c.key_from, &start));
 		whole = start;
@@ -1226,7 +1224,7 @@ RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
 	  T(rules_with_the_same_values_share_a_set), T(values_are_sorted_by_rule_then_value),
 	  T(lookups), T(decisions_over_the_tables), T(layers_without_patterns_start_dead),
 	  T(byte_classes_stay_few), T(limits_are_input_errors), T(too_many_rules),
-	  T(too_many_states), T(errors_of_a_dfa_built_beside_the_rules),
+	  T(too_many_states), T(errors_of_the_dfa_before_the_rules),
 	  T(exact_names_sort_by_layer_hash_name_and_rule), T(origins_know_their_names_lengths),
 	  T(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
