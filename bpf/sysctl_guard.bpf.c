@@ -17,52 +17,42 @@
 const volatile struct sg_program_config program_config = {};
 
 /*
- * A policy's tables are maps of their own, sized to it; these outer maps
- * hold them at the policy's slot. Inner arrays carry BPF_F_INNER_MAP so that
- * each policy's may have its own size (hash maps may anyway); the large ones,
- * the hashed tables among them (sysctl_guard.h), are BPF_F_MMAPABLE, so the
- * loader fills them with a copy instead of an update per element. The
- * counters are a plain array added to atomically: per-CPU arrays cannot vary
- * in size as inner maps.
+ * A policy's tables are one map of its own, sized to it (sysctl_guard.h),
+ * and its long exact names another; these outer maps hold them at the
+ * policy's slot. The tables' map carries BPF_F_INNER_MAP so that each
+ * policy's may have its own size, and BPF_F_MMAPABLE so that the loader
+ * fills it with a copy. Its elements are byte arrays, never structs: the
+ * loader makes a policy's maps without BTF, and before 6.2 the kernel's
+ * inner-map check (bpf_map_meta_equal) compares where a map's value keeps a
+ * bpf_timer, "none found" for a struct described by BTF and "not looked
+ * for" without BTF, so each outer-map update failed with EINVAL (6.1).
  */
-#define SG_OUTER_MAP(name, inner_type, inner_flags, inner_key, inner_value)                        \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
-		__uint(max_entries, SG_MAX_POLICIES);                                              \
-		__type(key, __u32);                                                                \
-		__array(                                                                           \
-		    values, struct {                                                               \
-			    __uint(type, inner_type);                                              \
-			    __uint(map_flags, inner_flags);                                        \
-			    __uint(max_entries, 1);                                                \
-			    __type(key, inner_key);                                                \
-			    __type(value, inner_value);                                            \
-		    });                                                                            \
-	} name SEC(".maps")
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_ARRAY);
+		    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+		    __uint(max_entries, 1);
+		    __type(key, __u32);
+		    __type(value, __u8[SG_PAGE_SIZE]);
+	    });
+} policy_tables SEC(".maps");
 
-/*
- * Inner maps' values are never given as structs. The loader makes a policy's
- * maps without BTF, and before 6.2 the kernel's inner-map check
- * (bpf_map_meta_equal) compares where a map's value keeps a bpf_timer:
- * "none found" for a struct described by BTF, "not looked for" without BTF,
- * so each outer-map update of a policy's map failed with EINVAL (6.1). A
- * value that is an array is not searched either way. Words for the hashed
- * tables: clang's BTF names a struct used only here without its size.
- */
-#define SG_WORDS_OF(type) __u64[sizeof(type) / sizeof(__u64)]
-#define SG_BYTES_OF(type) __u8[sizeof(type)]
-SG_OUTER_MAP(policy_exact, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     SG_WORDS_OF(struct sg_exact_bucket));
-SG_OUTER_MAP(policy_exact_long, BPF_MAP_TYPE_HASH, 0, struct sg_exact_key, __u32);
-SG_OUTER_MAP(policy_dfa, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     __u32[SG_DFA_ELEMENT_WORDS]);
-SG_OUTER_MAP(policy_rules, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     SG_BYTES_OF(struct sg_rule_entry));
-SG_OUTER_MAP(policy_values, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     SG_WORDS_OF(struct sg_value_bucket));
-SG_OUTER_MAP(policy_texts, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP | BPF_F_MMAPABLE, __u32,
-	     SG_BYTES_OF(struct sg_rule_text));
-SG_OUTER_MAP(policy_counters, BPF_MAP_TYPE_ARRAY, BPF_F_INNER_MAP, __u32, __u64);
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, SG_MAX_POLICIES);
+	__type(key, __u32);
+	__array(
+	    values, struct {
+		    __uint(type, BPF_MAP_TYPE_HASH);
+		    __uint(max_entries, 1);
+		    __type(key, struct sg_exact_key);
+		    __type(value, __u32);
+	    });
+} policy_exact_long SEC(".maps");
 
 /* The key policies are named under on this node (userspace only: tables.c). */
 struct {
@@ -92,8 +82,7 @@ struct {
 /* The tables of the policy deciding this access, and the access. */
 struct sg_env {
 	const struct sg_config *cfg;
-	/* Those every policy has; the rest: sg_env_exact, sg_env_has_value, sg_env_text */
-	void *exact, *dfa, *rules, *counters;
+	void *tables; /* the policy's map (sysctl_guard.h) */
 	__u32 slot;
 	__u32 name_len;	     /* of the name in scratch.key: which exact table holds it */
 	__u32 accept_column; /* of the DFA (sysctl_guard.h) */
@@ -101,12 +90,7 @@ struct sg_env {
 	struct bpf_sysctl *ctx;
 };
 
-/*
- * Finds the tables every policy has; 0 when one is missing (then deny). A
- * policy's long names, allowed values and texts are found where they are
- * read: a policy with none has no such table (hook/kernel/tables.c), and its
- * empty slot reads as no entry.
- */
+/* Finds the policy's tables; 0 when it has none (then deny). */
 static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_storage *g)
 {
 	__u32 slot = g->slot;
@@ -116,11 +100,24 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 	env->cfg = &g->config;
 	env->slot = slot;
 	env->accept_column = sg_dfa_accept_column(g->config.n_classes);
-	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
-	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
-	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
-	env->counters = bpf_map_lookup_elem(&policy_counters, &slot);
-	return env->exact && env->dfa && env->rules && env->counters;
+	env->tables = bpf_map_lookup_elem(&policy_tables, &slot);
+	return env->tables != 0;
+}
+
+/*
+ * Element @i of table @table, whose elements are 1 << @shift bytes: on the
+ * page @i falls in, at its place there. The loader lays the tables out so
+ * that every index the program can compute is inside its table
+ * (hook/kernel/tables.c): the program does not check, as each check is a
+ * branch in the DFA's loop and the verifier walks every one.
+ */
+static SG_INLINE void *sg_table_at(struct sg_env *env, __u32 table, __u32 i, __u32 shift)
+{
+	__u32 page = env->cfg->tables[table].first_page + (i >> (SG_PAGE_SHIFT - shift));
+	char *p = bpf_map_lookup_elem(env->tables, &page);
+
+	/* The mask keeps the element inside the page, as the verifier needs: it is already. */
+	return p ? p + ((i << shift) & (SG_PAGE_SIZE - (1u << shift))) : 0;
 }
 
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
@@ -130,20 +127,19 @@ static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
 
 static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule)
 {
-	return bpf_map_lookup_elem(env->rules, &rule);
+	return sg_table_at(env, SG_TABLE_RULES, rule, SG_RULES_SHIFT);
 }
 
-/* Bounds follow the rules in their table (sysctl_guard.h): a rule entry's size, another type. */
+/* Bounds follow the rules in their table (sysctl_guard.h). */
 static SG_INLINE const struct sg_field_bounds *sg_env_bounds(struct sg_env *env, __u32 element)
 {
-	return bpf_map_lookup_elem(env->rules, &element);
+	return sg_table_at(env, SG_TABLE_RULES, element, SG_RULES_SHIFT);
 }
 
-/* Only rewrites and clamps read the texts: other accesses skip the lookup. NULL: deny. */
+/* NULL: deny. */
 static SG_INLINE const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
 {
-	void *texts = bpf_map_lookup_elem(&policy_texts, &env->slot);
-	return texts ? bpf_map_lookup_elem(texts, &text) : 0;
+	return sg_table_at(env, SG_TABLE_TEXTS, text, SG_TEXTS_SHIFT);
 }
 
 static SG_INLINE int sg_short_key_equal(const struct sg_exact_short_key *a,
@@ -165,7 +161,8 @@ static SG_INLINE __u32 sg_exact_short(struct sg_env *env, const struct sg_exact_
 
 #pragma clang loop unroll(disable)
 	for (__u32 probe = 0; probe < SG_HASH_PROBES; probe++, bucket++) {
-		const struct sg_exact_bucket *b = bpf_map_lookup_elem(env->exact, &bucket);
+		const struct sg_exact_bucket *b =
+		    sg_table_at(env, SG_TABLE_EXACT, bucket, SG_EXACT_SHIFT);
 		if (!b)
 			return SG_NO_RULE;
 		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {
@@ -215,11 +212,10 @@ static SG_INLINE __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_ke
  */
 static SG_INLINE __u32 sg_dfa_entry(struct sg_env *env, __u32 state, __u32 column, int accept)
 {
-	__u32 *s = bpf_map_lookup_elem(env->dfa, &state);
+	__u32 *s = sg_table_at(env, SG_TABLE_DFA, state, SG_DFA_SHIFT);
 	if (!s)
 		return accept ? SG_NO_RULE : SG_DEAD_STATE;
-	__u32 at = s[0] + column;
-	__u32 *e = bpf_map_lookup_elem(env->dfa, &at);
+	__u32 *e = sg_table_at(env, SG_TABLE_DFA, s[0] + column, SG_DFA_SHIFT);
 	if (e && e[0] == sg_dfa_owner(state))
 		return e[1];
 	return accept ? SG_NO_RULE : s[1];
@@ -237,15 +233,13 @@ static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
 {
-	void *values = bpf_map_lookup_elem(&policy_values, &env->slot);
-	if (!values)
-		return 0; /* not made: the policy allows no value */
 	__u32 bucket =
 	    sg_home_bucket(sg_value_slot_hash(key, env->cfg->table_seed), env->cfg->value_homes);
 
 #pragma clang loop unroll(disable)
 	for (__u32 probe = 0; probe < SG_HASH_PROBES; probe++, bucket++) {
-		const struct sg_value_bucket *b = bpf_map_lookup_elem(values, &bucket);
+		const struct sg_value_bucket *b =
+		    sg_table_at(env, SG_TABLE_VALUES, bucket, SG_VALUES_SHIFT);
 		if (!b)
 			return 0;
 		for (__u32 way = 0; way < SG_HASH_WAYS; way++) {
@@ -305,7 +299,7 @@ static SG_INLINE void count(struct sg_env *env, struct sg_guard_storage *g, __u3
 			    __u32 verdict)
 {
 	__u32 key = sg_counter_index(row, verdict);
-	__u64 *n = bpf_map_lookup_elem(env->counters, &key);
+	__u64 *n = sg_table_at(env, SG_TABLE_COUNTERS, key, SG_COUNTERS_SHIFT);
 
 	if (n)
 		__sync_fetch_and_add(n, 1);

@@ -206,6 +206,58 @@ static inline __u32 sg_home_bucket(__u64 hash, __u32 n_homes)
 	return (__u32)(((hash >> 32) * n_homes) >> 32);
 }
 
+/*
+ * A policy's tables are one array map of its own whose elements are pages
+ * of SG_PAGE_SIZE bytes (hook/kernel/tables.c). Each table starts on a page
+ * of its own; its elements have a power-of-two size, so none straddles two
+ * pages. One map per policy: putting a map into an outer map returns only
+ * after an RCU grace period, and a new policy waits for one, not one per
+ * table. (Long exact names stay in a kernel hash map: few policies have any.)
+ */
+#define SG_PAGE_SHIFT 12
+#define SG_PAGE_SIZE  (1u << SG_PAGE_SHIFT)
+
+enum sg_table {
+	SG_TABLE_EXACT,	   /* struct sg_exact_bucket */
+	SG_TABLE_DFA,	   /* __u32[SG_DFA_ELEMENT_WORDS] */
+	SG_TABLE_RULES,	   /* struct sg_rule_entry, then struct sg_field_bounds */
+	SG_TABLE_VALUES,   /* struct sg_value_bucket */
+	SG_TABLE_TEXTS,	   /* struct sg_rule_text, in an element of SG_TEXT_SLOT bytes */
+	SG_TABLE_COUNTERS, /* __u64 */
+	SG_TABLE_COUNT,
+};
+
+/* log2 of each table's element size, in enum sg_table order. */
+#define SG_EXACT_SHIFT	  9
+#define SG_DFA_SHIFT	  3
+#define SG_RULES_SHIFT	  4
+#define SG_VALUES_SHIFT	  7
+#define SG_TEXTS_SHIFT	  9
+#define SG_COUNTERS_SHIFT 3
+#define SG_TABLE_SHIFTS                                                                            \
+	{SG_EXACT_SHIFT, SG_DFA_SHIFT, SG_RULES_SHIFT, SG_VALUES_SHIFT, SG_TEXTS_SHIFT,            \
+	 SG_COUNTERS_SHIFT}
+#define SG_TEXT_SLOT (1u << SG_TEXTS_SHIFT)
+
+_Static_assert(sizeof(struct sg_exact_bucket) == 1u << SG_EXACT_SHIFT, "exact bucket");
+_Static_assert(sizeof(struct sg_rule_entry) == 1u << SG_RULES_SHIFT, "rule entry");
+_Static_assert(sizeof(struct sg_field_bounds) == 1u << SG_RULES_SHIFT, "bounds: rules' elements");
+_Static_assert(sizeof(struct sg_value_bucket) == 1u << SG_VALUES_SHIFT, "value bucket");
+_Static_assert(sizeof(struct sg_rule_text) <= SG_TEXT_SLOT, "a text fits its element");
+
+/* Where a table is in its policy's map; an absent one has no elements. */
+struct sg_table_place {
+	__u32 first_page;
+	__u32 n_elements;
+};
+
+/* Pages of a table of @n elements of 1 << @shift bytes. */
+static inline __u32 sg_table_pages(__u32 n, __u32 shift)
+{
+	const __u32 per_page = SG_PAGE_SIZE >> shift;
+	return (n + per_page - 1) / per_page;
+}
+
 struct sg_layer {
 	__u32 dfa_start; /* start state of this layer's pattern DFA */
 	__u8 mode;	 /* enum sg_mode */
@@ -232,6 +284,7 @@ struct sg_config {
 	__u64 table_seed;    /* of the hashed tables' hash; random per policy */
 	__u32 exact_homes;   /* home buckets of the short exact names' table */
 	__u32 value_homes;   /* home buckets of the values table */
+	struct sg_table_place tables[SG_TABLE_COUNT];
 	struct sg_layer layers[SG_LAYERS_MAX];
 	__u8 byte_class[256];
 };
@@ -291,10 +344,10 @@ struct sg_guard_storage {
  * column k (a byte class, or sg_dfa_accept_column for the rule s accepts) is
  * element base + k when that element is { s + 1, entry }; otherwise it is
  * the default (for the rule accepted: SG_NO_RULE). An element past the
- * array's end belongs to no state. One map, so one lookup of the outer map
- * per access; two array lookups per byte of the name.
+ * table's end belongs to no state. Two lookups per byte of the name.
  */
-#define SG_DFA_ELEMENT_WORDS 2 /* the value of the DFA table: __u32[SG_DFA_ELEMENT_WORDS] */
+#define SG_DFA_ELEMENT_WORDS 2 /* an element of the DFA table: __u32[SG_DFA_ELEMENT_WORDS] */
+_Static_assert(SG_DFA_ELEMENT_WORDS * sizeof(__u32) == 1u << SG_DFA_SHIFT, "DFA element");
 
 static inline __u32 sg_dfa_accept_column(__u32 n_classes)
 {

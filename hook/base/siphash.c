@@ -97,12 +97,6 @@ uint64_t sg_siphash_final(struct sg_siphash *h)
 	return h->v0 ^ h->v1 ^ h->v2 ^ h->v3;
 }
 
-bool sg_siphash_same(const struct sg_siphash *a, const struct sg_siphash *b)
-{
-	return a->v0 == b->v0 && a->v1 == b->v1 && a->v2 == b->v2 && a->v3 == b->v3 &&
-	       a->tail == b->tail && a->len == b->len;
-}
-
 uint64_t sg_table_hash(const char *s, size_t len)
 {
 	static uint64_t key[2];

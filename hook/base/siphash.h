@@ -23,9 +23,6 @@ void sg_siphash_init(struct sg_siphash *h, const uint64_t key[2]);
 void sg_siphash_update(struct sg_siphash *h, const void *data, size_t len);
 uint64_t sg_siphash_final(struct sg_siphash *h);
 
-/* Whether @a and @b are in the same state: the same key and bytes so far give the same. */
-bool sg_siphash_same(const struct sg_siphash *a, const struct sg_siphash *b);
-
 /*
  * The hash of the tables that hold what a policy says (JSON keys, rule
  * patterns): SipHash under a key random per process, so that no input can

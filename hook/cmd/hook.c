@@ -105,14 +105,11 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 }
 
 /* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */
-static int make_for_guard(void *arg, const struct sg_siphash *key_start,
-			  const struct sg_compiled **compiled, const char **description,
-			  struct sg_err *err)
+static int make_for_guard(void *arg, const struct sg_compiled **compiled,
+			  const char **description, struct sg_err *err)
 {
 	struct hook_ctx *h = arg;
-	h->src.key_start = key_start; /* the caller's: for this make only */
 	int r = make_policy(h, err);
-	h->src.key_start = NULL;
 	*compiled = &h->src.compiled;
 	*description = h->src.set.description;
 	return r;

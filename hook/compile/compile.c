@@ -726,12 +726,6 @@ static void config_dfa(struct sg_config *config, const struct sg_dfa *dfa)
  */
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err)
 {
-	return sg_compile_keyed(set, NULL, out, err);
-}
-
-int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
-		     struct sg_compiled *out, struct sg_err *err)
-{
 	_cleanup_compiled_ struct sg_compiled c = {0};
 	_cleanup_rule_patterns_ struct rule_patterns patterns = {0};
 	_cleanup_dfa_input_ struct sg_dfa_input dfa_in = {0};
@@ -789,11 +783,6 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 	build_exact_table(&c);
 	build_values_table(&c);
 	share_value_sets(&c, n_valued + n_pinned_rules);
-	if (key_start) {
-		c.has_key_head = true;
-		c.key_from = c.key_head = *key_start;
-		sg_compiled_hash_rules(&c, &c.key_head);
-	}
 	config_dfa(&c.config, &c.dfa);
 	for (uint32_t i = 0; i < c.config.n_rules; i++)
 		c.rule_names_bytes += c.origins[i].name_len + 1;
@@ -860,8 +849,9 @@ static void hash_count(struct sg_siphash *h, size_t n)
 	sg_siphash_update(h, &count, sizeof(count));
 }
 
-void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
-			   size_t build_id_len, struct sg_siphash *h)
+/* The config, and the DFA or what it was built from. */
+static void hash_rest(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
+		      struct sg_siphash *h)
 {
 	const uint64_t id_len = build_id_len;
 
@@ -888,7 +878,8 @@ void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
 	}
 }
 
-void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
+/* The rules, exact names, values and rule names, which the DFA has no part in. */
+static void hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
 {
 	sg_siphash_update(h, c->rules, (size_t)c->config.n_rules * sizeof(*c->rules));
 	hash_count(h, c->n_bounds);
@@ -914,12 +905,11 @@ void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h)
 	}
 }
 
-/* The rules first: sg_compile_keyed hashes them, and tables.c the rest. */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h)
 {
-	sg_compiled_hash_rules(c, h);
-	sg_compiled_hash_rest(c, build_id, build_id_len, h);
+	hash_rules(c, h);
+	hash_rest(c, build_id, build_id_len, h);
 }
 
 void sg_compiled_free(struct sg_compiled *compiled)

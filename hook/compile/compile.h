@@ -76,14 +76,6 @@ struct sg_compiled {
 
 	struct sg_rule_value *values; /* by set (sg_rule_entry.value_set), then value; unique */
 	size_t n_values;
-
-	/*
-	 * The policy's key hashed as far as the rules go (sg_compiled_hash_rules)
-	 * from @key_from, when sg_compile_keyed was given a start: tables.c
-	 * goes on from here when its own start is the same.
-	 */
-	bool has_key_head;
-	struct sg_siphash key_from, key_head;
 };
 
 /* The bounds of field @f of rule entry @e (SG_RULE_RANGE): after the rules in their table. */
@@ -94,13 +86,6 @@ sg_compiled_bounds(const struct sg_compiled *c, const struct sg_rule_entry *e, u
 }
 
 int sg_compile(const struct sg_policy_set *set, struct sg_compiled *out, struct sg_err *err);
-
-/*
- * sg_compile, which also hashes the rules' part of the policy's key from
- * @key_start (NULL: none): out->key_head.
- */
-int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *key_start,
-		     struct sg_compiled *out, struct sg_err *err);
 
 /*
  * Fits @compiled to the kernel: rewriting needs one where
@@ -131,14 +116,6 @@ size_t sg_compiled_patterns_never_winning(const struct sg_compiled *c, bool *nev
  */
 void sg_compiled_hash(const struct sg_compiled *c, const uint8_t *build_id, size_t build_id_len,
 		      struct sg_siphash *h);
-/*
- * sg_compiled_hash in its two parts: the rules, exact names, values and
- * rule names, which the DFA has no part in; then the rest (the config, and
- * the DFA or what it was built from).
- */
-void sg_compiled_hash_rules(const struct sg_compiled *c, struct sg_siphash *h);
-void sg_compiled_hash_rest(const struct sg_compiled *c, const uint8_t *build_id,
-			   size_t build_id_len, struct sg_siphash *h);
 void sg_compiled_free(struct sg_compiled *compiled);
 
 /*

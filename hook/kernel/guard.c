@@ -298,9 +298,7 @@ static int find_or_make_tables(struct sg_program *prog, const struct sg_policy_r
 	}
 	if (!*compiled) {
 		const char *made_description = "";
-		struct sg_siphash key_start;
-		sg_tables_key_start(prog, &key_start);
-		r = policy->make(policy->make_arg, &key_start, compiled, &made_description, err);
+		r = policy->make(policy->make_arg, compiled, &made_description, err);
 		if (r == 0)
 			snprintf(description, SG_DESCRIPTION_LEN, "%s", made_description);
 	}
@@ -820,59 +818,35 @@ static void read_totals(const char *program_key, uint64_t cgid, struct sg_guard_
 	out->events_dropped = storage.events_dropped;
 }
 
-/*
- * The @n values of an array map in batches, in key order (an array's batches
- * go through its keys in order): a policy of 10,000 rules has 40,000
- * counters, and a lookup each took 30 ms.
- */
-static bool read_array(int fd, uint32_t n, uint64_t *values)
-{
-	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(uint32_t));
-	uint32_t done = 0, in_batch = 0, out_batch = 0;
-
-	while (done < n) {
-		uint32_t count = n - done;
-		int r = bpf_map_lookup_batch(fd, done ? &in_batch : NULL, &out_batch, keys + done,
-					     values + done, &count, NULL);
-		done += count;
-		if (r < 0)
-			return errno == ENOENT && done == n;
-		in_batch = out_batch;
-	}
-	return true;
-}
-
+/* The policy's per-rule counters, which every cgroup it guards adds to. */
 static void read_counters(const char *policy_key, struct sg_guard_status *out)
 {
-	struct bpf_map_info info = {};
-	uint32_t len = sizeof(info);
-	_cleanup_close_ int fd = sg_tables_open_map(policy_key, "counters");
+	struct sg_tables_view view;
+	uint32_t n;
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0 ||
-	    info.value_size != sizeof(uint64_t))
+	if (sg_tables_view_open(policy_key, &view) < 0)
 		return;
-	out->n_rows = info.max_entries / SG_VERDICT_COUNT;
-	out->counters = sg_xcalloc(info.max_entries, sizeof(uint64_t));
-	if (read_array(fd, info.max_entries, out->counters))
-		return;
-	/* A kernel without batches for arrays: one lookup each. */
-	for (uint32_t k = 0; k < info.max_entries; k++)
-		bpf_map_lookup_elem(fd, &k, &out->counters[k]);
+	const uint64_t *counters = sg_tables_view_table(&view, SG_TABLE_COUNTERS, &n);
+	out->n_rows = n / SG_VERDICT_COUNT;
+	out->counters = sg_xcalloc(n ? n : 1, sizeof(uint64_t));
+	memcpy(out->counters, counters, (size_t)n * sizeof(uint64_t));
+	sg_tables_view_close(&view);
 }
 
 bool sg_guard_policy_rewrites(const struct sg_guard_meta *meta)
 {
-	_cleanup_close_ int fd = sg_tables_open_map(meta->policy_key, "rules");
-	struct sg_rule_entry e;
+	struct sg_tables_view view;
+	uint32_t n;
+	bool rewrites = false;
 
-	/* A table of another version's entries is not read as this one's. */
-	if (fd < 0 || !sg_map_shape_is(fd, sizeof(uint32_t), sizeof(e)))
+	if (sg_tables_view_open(meta->policy_key, &view) < 0)
 		return false;
-	for (uint32_t k = 0; k < meta->n_rules; k++)
-		if (bpf_map_lookup_elem(fd, &k, &e) == 0 &&
-		    ((e.flags & SG_RULE_REWRITE) || e.on_violation == SG_VIOLATION_CLAMP))
-			return true;
-	return false;
+	const struct sg_rule_entry *rules = sg_tables_view_table(&view, SG_TABLE_RULES, &n);
+	for (uint32_t k = 0; k < meta->n_rules && k < n; k++)
+		rewrites = rewrites || (rules[k].flags & SG_RULE_REWRITE) ||
+			   rules[k].on_violation == SG_VIOLATION_CLAMP;
+	sg_tables_view_close(&view);
+	return rewrites;
 }
 
 /* Rules whose names cannot be read stay unnamed: the counters are what status is for. */

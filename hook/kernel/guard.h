@@ -64,10 +64,9 @@ struct sg_policy_request {
 	/*
 	 * The compiled policy and the guard's description, for inputs not seen
 	 * before. The inputs are digested before: make may free what they point
-	 * to. @key_start: how the policy's key starts (sg_compile_keyed).
+	 * to.
 	 */
-	int (*make)(void *arg, const struct sg_siphash *key_start,
-		    const struct sg_compiled **compiled, const char **description,
+	int (*make)(void *arg, const struct sg_compiled **compiled, const char **description,
 		    struct sg_err *err);
 	void *make_arg;
 };

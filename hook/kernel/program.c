@@ -125,7 +125,7 @@ int sg_events_open(struct sg_err *err)
 	return fd;
 }
 
-const char *const sg_table_names[SG_TABLE_COUNT] = {SG_TABLE_NAMES};
+const char *const sg_outer_names[SG_OUTER_COUNT] = {SG_OUTER_NAMES};
 
 /*
  * The program's key: its object's digest and the event format. Kernel
@@ -241,13 +241,8 @@ static int pin_all(struct sysctl_guard *skel, const char *dir)
 	    {"slots", skel->maps.slots},
 	    {"secret", skel->maps.secret},
 	    {"inputs", skel->maps.inputs},
-	    {sg_table_names[SG_TABLE_EXACT], skel->maps.policy_exact},
-	    {sg_table_names[SG_TABLE_EXACT_LONG], skel->maps.policy_exact_long},
-	    {sg_table_names[SG_TABLE_DFA], skel->maps.policy_dfa},
-	    {sg_table_names[SG_TABLE_RULES], skel->maps.policy_rules},
-	    {sg_table_names[SG_TABLE_VALUES], skel->maps.policy_values},
-	    {sg_table_names[SG_TABLE_TEXTS], skel->maps.policy_texts},
-	    {sg_table_names[SG_TABLE_COUNTERS], skel->maps.policy_counters},
+	    {sg_outer_names[SG_OUTER_TABLES], skel->maps.policy_tables},
+	    {sg_outer_names[SG_OUTER_EXACT_LONG], skel->maps.policy_exact_long},
 	};
 	char path[PATH_MAX];
 
@@ -277,7 +272,7 @@ void sg_program_init(struct sg_program *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->prog_fd = p->guard_fd = p->slots_fd = -1;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
+	for (size_t i = 0; i < SG_OUTER_COUNT; i++)
 		p->outer_fds[i] = -1;
 }
 
@@ -310,9 +305,9 @@ int sg_program_open_slots(struct sg_program *p)
 	if (p->slots_fd < 0)
 		p->slots_fd = sg_program_open_map(p->key, "slots");
 	bool all = p->slots_fd >= 0 && sg_map_shape_is(p->slots_fd, sizeof(uint32_t), SG_KEY_LEN);
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+	for (size_t i = 0; i < SG_OUTER_COUNT; i++) {
 		if (p->outer_fds[i] < 0)
-			p->outer_fds[i] = sg_program_open_map(p->key, sg_table_names[i]);
+			p->outer_fds[i] = sg_program_open_map(p->key, sg_outer_names[i]);
 		all = all && p->outer_fds[i] >= 0;
 	}
 	return all ? 0 : -ENOENT;
@@ -361,7 +356,7 @@ void sg_program_close(struct sg_program *p)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+	for (size_t i = 0; i < SG_OUTER_COUNT; i++) {
 		if (p->outer_fds[i] >= 0)
 			close(p->outer_fds[i]);
 		p->outer_fds[i] = -1;

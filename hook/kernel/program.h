@@ -39,22 +39,17 @@
 #define SG_CONTAINER_ROOT SG_PIN_ROOT "/containers"
 #define SG_STAGING_PREFIX "staging-" /* bpffs reserves names with dots */
 
-/* The outer maps: for each, slot -> the policy's own map. */
-enum sg_table {
-	SG_TABLE_EXACT, /* names shorter than SG_SHORT_NAME_MAX */
-	SG_TABLE_EXACT_LONG,
-	SG_TABLE_DFA,
-	SG_TABLE_RULES,
-	SG_TABLE_VALUES,
-	SG_TABLE_TEXTS,
-	SG_TABLE_COUNTERS,
-	SG_TABLE_COUNT,
+/* The outer maps: for each, slot -> the policy's own map (bpf/sysctl_guard.bpf.c). */
+enum sg_outer {
+	SG_OUTER_TABLES,     /* the policy's tables (bpf/sysctl_guard.h) */
+	SG_OUTER_EXACT_LONG, /* its long exact names, when it has any */
+	SG_OUTER_COUNT,
 };
 
-/* The tables' pin names, in enum sg_table order: for initialisers. */
-#define SG_TABLE_NAMES "exact", "exact_long", "dfa", "rules", "values", "texts", "counters"
+/* The outer maps' pin names, and their inner maps', in enum sg_outer order. */
+#define SG_OUTER_NAMES "tables", "exact_long"
 
-extern const char *const sg_table_names[SG_TABLE_COUNT];
+extern const char *const sg_outer_names[SG_OUTER_COUNT];
 
 struct sg_program {
 	char key[SG_KEY_LEN];
@@ -63,7 +58,7 @@ struct sg_program {
 	int prog_fd;
 	int guard_fd;
 	int slots_fd; /* these only after sg_program_open_slots() */
-	int outer_fds[SG_TABLE_COUNT];
+	int outer_fds[SG_OUTER_COUNT];
 };
 
 /* No descriptors open: what sg_program_close() may be called on. */

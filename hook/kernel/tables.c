@@ -28,43 +28,22 @@
 #include "kernel/fault.h"
 #include "kernel/map.h"
 
-/* What is pinned per policy: the tables (enum sg_table order), then ours. */
-static const char *const policy_pins[] = {SG_TABLE_NAMES, "info", "rule_names"};
-_Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_TABLE_COUNT + 2, "tables, info, rule_names");
+/* What is pinned per policy: its maps in the outer maps (enum sg_outer order), then ours. */
+static const char *const policy_pins[] = {SG_OUTER_NAMES, "info", "rule_names"};
+_Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_OUTER_COUNT + 2, "outer maps, info, rule_names");
 
-/* One map per pin; -1 when not made. */
+/* One map per pin; -1 when not made (a policy without long names has no exact_long). */
 struct policy_maps {
 	int fds[SG_ARRAY_SIZE(policy_pins)];
 };
 
-enum { PIN_INFO = SG_TABLE_COUNT, PIN_RULE_NAMES = SG_TABLE_COUNT + 1 };
-
-/*
- * Tables a policy has nothing for are not made, and their slot of the outer
- * map stays empty, which the program reads as empty (bpf/sysctl_guard.bpf.c):
- * most policies have no long name, no allowed values and no rewrite or
- * clamp, and each table cost a new policy a map, its pin and an update of
- * its outer map, which waits for an RCU grace period.
- */
-static bool is_absent(const struct sg_compiled *c, size_t n_long, size_t pin)
-{
-	return (pin == SG_TABLE_EXACT_LONG && n_long == 0) ||
-	       (pin == SG_TABLE_VALUES && c->n_values == 0) ||
-	       (pin == SG_TABLE_TEXTS && c->n_texts == 0);
-}
+enum { PIN_INFO = SG_OUTER_COUNT, PIN_RULE_NAMES = SG_OUTER_COUNT + 1 };
 
 static void close_maps(struct policy_maps *m)
 {
 	for (size_t i = 0; i < SG_ARRAY_SIZE(m->fds); i++)
 		if (m->fds[i] >= 0)
 			close(m->fds[i]);
-}
-
-void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h)
-{
-	sg_siphash_init(h, prog->secret);
-	sg_siphash_update(h, prog->key, strlen(prog->key) + 1);
-	sg_siphash_update(h, &prog->id, sizeof(prog->id));
 }
 
 /*
@@ -82,13 +61,10 @@ static uint64_t policy_key(const struct sg_program *prog, const struct sg_compil
 	uint8_t build_id[64];
 	const size_t build_id_len = sg_build_id(build_id, sizeof(build_id));
 
-	sg_tables_key_start(prog, &h);
-	/* The same start makes the same state: the compiler's hash of the rules goes on. */
-	if (c->has_key_head && sg_siphash_same(&c->key_from, &h))
-		h = c->key_head;
-	else
-		sg_compiled_hash_rules(c, &h);
-	sg_compiled_hash_rest(c, build_id, build_id_len, &h);
+	sg_siphash_init(&h, prog->secret);
+	sg_siphash_update(&h, prog->key, strlen(prog->key) + 1);
+	sg_siphash_update(&h, &prog->id, sizeof(prog->id));
+	sg_compiled_hash(c, build_id, build_id_len, &h);
 	uint64_t key = sg_siphash_final(&h);
 	snprintf(out, SG_KEY_LEN, "%016llx", (unsigned long long)key);
 	return key;
@@ -121,216 +97,179 @@ static uint32_t counter_rows(const struct sg_compiled *c)
 	return c->config.n_rules + c->config.n_layers + SG_EXTRA_COUNTER_ROWS;
 }
 
-/* A map's shape: what the program's outer maps expect of their inner maps. */
-struct map_shape {
-	enum bpf_map_type type;
-	uint32_t key_size, value_size;
-	size_t entries;
-	uint32_t flags;
+static const uint32_t table_shift[SG_TABLE_COUNT] = SG_TABLE_SHIFTS;
+
+/* What a policy's tables are laid out from besides the compiled policy. */
+struct planned_tables {
+	struct sg_hashed_tables hashed;
+	struct sg_dfa_packed dfa;
+	uint32_t n_pages; /* of the policy's map */
 };
 
-/* The sizes of a policy's tables that the compiled policy does not give. */
-struct table_sizes {
-	size_t n_long;		/* long exact names (long_names) */
-	uint32_t exact_buckets; /* of the hashed tables' arrays (hashtab.h) */
-	uint32_t value_buckets;
-	size_t dfa_elements; /* of the packed DFA (dfa_pack.h) */
-};
-
-/*
- * The map of pin @pin as the program's outer maps expect their inner maps
- * (SG_OUTER_MAP in bpf/sysctl_guard.bpf.c): the same type, key and value
- * sizes, and flags.
- */
-static struct map_shape map_shape(const struct sg_compiled *c, size_t pin,
-				  const struct table_sizes *sz)
+static void planned_tables_free(struct planned_tables *p)
 {
-	const size_t n_long = sz->n_long;
-
-	switch (pin) {
-	case SG_TABLE_EXACT:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_exact_bucket), sz->exact_buckets,
-					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
-	case SG_TABLE_EXACT_LONG:
-		return (struct map_shape){BPF_MAP_TYPE_HASH, sizeof(struct sg_exact_key),
-					  sizeof(uint32_t), n_long, 0};
-	case SG_TABLE_DFA:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  SG_DFA_ELEMENT_WORDS * sizeof(uint32_t), sz->dfa_elements,
-					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
-	case SG_TABLE_RULES:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_rule_entry), rules_elements(c),
-					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
-	case SG_TABLE_VALUES:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_value_bucket), sz->value_buckets,
-					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
-	case SG_TABLE_TEXTS:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_rule_text), c->n_texts,
-					  BPF_F_INNER_MAP | BPF_F_MMAPABLE};
-	case SG_TABLE_COUNTERS:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
-					  (size_t)counter_rows(c) * SG_VERDICT_COUNT,
-					  BPF_F_INNER_MAP};
-	case PIN_INFO:
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t),
-					  sizeof(struct sg_policy_info), 1, 0};
-	default: /* PIN_RULE_NAMES */
-		return (struct map_shape){BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), SG_RULE_NAMES_UNIT,
-					  rule_names_units(c), BPF_F_MMAPABLE};
-	}
-}
-
-static int create_map(const struct sg_compiled *c, size_t pin, const struct table_sizes *sz)
-{
-	struct map_shape shape = map_shape(c, pin, sz);
-	return sg_map_create(shape.type, policy_pins[pin], shape.key_size, shape.value_size,
-			     at_least_one(shape.entries), shape.flags);
-}
-
-static size_t gcd(size_t a, size_t b)
-{
-	while (b) {
-		size_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/* Writes the @count elements from @first on at @dst, @stride bytes apart, from @arg. */
-typedef void fill_fn(size_t first, size_t count, char *dst, size_t stride, void *arg);
-
-/*
- * Tables this small are filled by one BPF_MAP_UPDATE_BATCH from a buffer:
- * through a mapping each took a mapping, an unmapping and a page fault
- * (60 to 80 us a table here), and a new 100-rule policy has seven tables.
- * The batch copies element by element in the kernel: no more than this.
- */
-#define SMALL_TABLE_BYTES    (16u << 10)
-#define SMALL_TABLE_ELEMENTS 512u
-
-static int fill_small(int fd, size_t value_size, size_t stride, size_t n, fill_fn *fill, void *arg)
-{
-	_cleanup_free_ char *values = sg_xcalloc(n, stride);
-	_cleanup_free_ uint32_t *keys = sg_xcalloc(n, sizeof(*keys));
-
-	fill(0, n, values, stride, arg);
-	for (size_t i = 0; i < n; i++) {
-		keys[i] = (uint32_t)i;
-		/* The batch takes the values end to end; the writers leave them @stride apart. */
-		if (stride != value_size)
-			memmove(values + i * value_size, values + i * stride, value_size);
-	}
-	return sg_map_update_all(fd, keys, sizeof(*keys), values, value_size, n, BPF_ANY);
+	sg_hashed_tables_free(&p->hashed);
+	sg_dfa_packed_free(&p->dfa);
 }
 
 /*
- * Fills a mappable array of @n values of @value_size through a mapping:
- * a copy, where updates would cost a syscall's work per element (half a
- * million for the DFA of 10,000 rules). @fill is called for the windows in
- * order. The array is mapped a window at a time: mapped pages count as the
- * hook's memory, and the tables of a large policy are megabytes. The
- * kernel lays elements out 8-byte aligned; windows hold whole elements and
- * whole pages. A small array is filled from a buffer instead (fill_small).
+ * The buckets a lookup in a hashed table may read: up to SG_HASH_PROBES
+ * from any home bucket. Those past the last that holds entries are free.
  */
-static int fill_mapped(int fd, size_t value_size, size_t n, fill_fn *fill, void *arg)
+static size_t probed_buckets(const struct sg_hash_plan *plan)
 {
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE), stride = (value_size + 7) & ~(size_t)7;
+	size_t n = (size_t)(plan->n_homes ? plan->n_homes : 1) + SG_HASH_PROBES - 1;
+	return n > plan->n_buckets ? n : plan->n_buckets;
+}
 
-	if (n == 0)
-		return 0;
-	if (n <= SMALL_TABLE_ELEMENTS && n * stride <= SMALL_TABLE_BYTES)
-		return fill_small(fd, value_size, stride, n, fill, arg);
-	/*
-	 * The fewest elements that fill whole pages, as many times as make about
-	 * 512 KiB: a window's pages count toward the hook's peak memory, and
-	 * each window costs a mapping, an unmapping and its TLB flush.
-	 */
-	const size_t unit = page / gcd(page, stride);
-	const size_t per_window = unit * (((size_t)512 << 10) / (unit * stride) + 1);
+/*
+ * Plans the hashed tables and packs the DFA, then places every table in the
+ * policy's map, one after the other from page 0: @config gets where
+ * (sysctl_guard.h). Each table holds every element the program can read of
+ * it, for the program does not check (sg_table_at): the hashed tables every
+ * bucket a probe reaches, the DFA, after its last element, a row's width of
+ * elements that belong to no state. A hashed table's plan that fails (entries whose hashes
+ * crowd together at every size, which a new seed would all but surely
+ * undo) is -EOVERFLOW, told apart from the kernel's errors (sg_tables_get).
+ */
+static int plan_tables(const struct sg_compiled *c, struct sg_config *config,
+		       struct planned_tables *p)
+{
+	p->hashed.seed = config->table_seed;
+	if (sg_plan_exact(&p->hashed, c) < 0 ||
+	    (c->n_values && sg_plan_values(&p->hashed, c, config->hash_key) < 0) ||
+	    sg_injected_fault("plan"))
+		return -EOVERFLOW;
+	config->exact_homes = p->hashed.exact.n_homes;
+	config->value_homes = p->hashed.values.n_homes;
+	sg_dfa_pack(&c->dfa, &p->dfa);
 
-	for (size_t first = 0; first < n; first += per_window) {
-		size_t count = n - first < per_window ? n - first : per_window;
-		size_t len = (count * stride + page - 1) / page * page;
-		char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-				  (off_t)(first * stride));
-		if (base == MAP_FAILED)
-			return -errno;
-		fill(first, count, base, stride, arg);
-		munmap(base, len);
+	const size_t n[SG_TABLE_COUNT] = {
+	    [SG_TABLE_EXACT] = probed_buckets(&p->hashed.exact),
+	    [SG_TABLE_DFA] = p->dfa.n_elements + sg_dfa_accept_column(c->config.n_classes) + 1,
+	    [SG_TABLE_RULES] = rules_elements(c),
+	    [SG_TABLE_VALUES] = c->n_values ? probed_buckets(&p->hashed.values) : 0,
+	    [SG_TABLE_TEXTS] = c->n_texts,
+	    [SG_TABLE_COUNTERS] = (size_t)counter_rows(c) * SG_VERDICT_COUNT,
+	};
+	uint64_t page = 0;
+	for (size_t t = 0; t < SG_TABLE_COUNT; t++) {
+		if (n[t] > UINT32_MAX)
+			return -E2BIG;
+		config->tables[t].first_page = (uint32_t)page;
+		config->tables[t].n_elements = (uint32_t)n[t];
+		page += sg_table_pages((uint32_t)n[t], table_shift[t]);
 	}
+	if (page > UINT32_MAX)
+		return -E2BIG;
+	p->n_pages = (uint32_t)page;
 	return 0;
 }
 
-/* The packed DFA's elements fill their stride: a window is one array of them. */
-static void dfa_elements_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+static void write_rule_entries(const struct sg_compiled *c, char *dst, size_t stride)
 {
-	(void)stride;
-	sg_dfa_packed_write(arg, first, count, (sg_dfa_element *)dst);
-}
-_Static_assert(sizeof(sg_dfa_element) % 8 == 0,
-	       "DFA elements fill their 8-byte stride: a window is one array of them");
-
-static void rule_entries_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
-{
-	const struct sg_compiled *c = arg;
-	for (size_t k = first; k < first + count; k++, dst += stride)
+	for (size_t k = 0; k < rules_elements(c); k++, dst += stride)
 		if (k < c->config.n_rules)
 			memcpy(dst, &c->rules[k], sizeof(c->rules[0]));
 		else
 			memcpy(dst, &c->bounds[k - c->config.n_rules], sizeof(c->bounds[0]));
 }
-_Static_assert(sizeof(struct sg_field_bounds) == sizeof(struct sg_rule_entry),
-	       "the bounds are elements of the rules table");
 
-static void rule_texts_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+static void write_rule_texts(const struct sg_compiled *c, char *dst, size_t stride)
 {
-	const struct sg_compiled *c = arg;
-	for (size_t k = 0; k < count; k++)
-		memcpy(dst + k * stride, &c->texts[first + k], sizeof(c->texts[0]));
+	for (size_t k = 0; k < c->n_texts; k++, dst += stride)
+		memcpy(dst, &c->texts[k], sizeof(c->texts[0]));
 }
 
-/* Where the rule names' bytes stand: the rule, the byte of its name, its length with the NUL. */
-struct names_cursor {
-	const struct sg_compiled *c;
-	uint32_t rule;
-	size_t at, len; /* len: 0 until measured */
-};
+/* Writes table @t, planned in @p and placed in @config, into the policy's map mapped at @base. */
+static void write_table(size_t t, const struct sg_compiled *c, const struct sg_config *config,
+			const struct planned_tables *p, char *base)
+{
+	const struct sg_table_place *at = &config->tables[t];
+	char *dst = base + (size_t)at->first_page * SG_PAGE_SIZE;
+	const size_t stride = (size_t)1 << table_shift[t];
+
+	switch (t) {
+	case SG_TABLE_EXACT: /* a free slot is zeros, as the map starts */
+		sg_lay_exact_buckets(&p->hashed, c, 0, p->hashed.exact.n_buckets, dst, stride);
+		break;
+	case SG_TABLE_DFA: /* an element of no state is zeros, as the map starts */
+		sg_dfa_packed_write(&p->dfa, 0, p->dfa.n_elements, (sg_dfa_element *)dst);
+		break;
+	case SG_TABLE_RULES:
+		write_rule_entries(c, dst, stride);
+		break;
+	case SG_TABLE_VALUES:
+		sg_lay_value_buckets(&p->hashed, 0, p->hashed.values.n_buckets, dst, stride);
+		for (size_t b = p->hashed.values.n_buckets; b < at->n_elements; b++)
+			for (size_t way = 0; way < SG_HASH_WAYS; way++)
+				((struct sg_value_bucket *)(dst + b * stride))->slot[way].set = SG_NO_RULE;
+		break;
+	case SG_TABLE_TEXTS:
+		write_rule_texts(c, dst, stride);
+		break;
+	default: /* the counters start at zero */
+		break;
+	}
+}
+
+/*
+ * Makes the policy's map of tables (sysctl_guard.h) into *@fd and fills it
+ * through one mapping: a copy, where updates would cost a system call's
+ * work per element (half a million for the DFA of 10,000 rules).
+ */
+static int make_tables_map(const struct sg_compiled *c, const struct sg_config *config,
+			   const struct planned_tables *p, int *fd)
+{
+	const uint32_t n_pages = p->n_pages ? p->n_pages : 1;
+	const size_t len = (size_t)n_pages * SG_PAGE_SIZE;
+
+	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[SG_OUTER_TABLES], sizeof(uint32_t),
+			    SG_PAGE_SIZE, n_pages, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	if (*fd < 0)
+		return -errno;
+	if (sg_injected_fault("fill_tables"))
+		return -EIO;
+	char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	for (size_t t = 0; t < SG_TABLE_COUNT; t++)
+		write_table(t, c, config, p, base);
+	munmap(base, len);
+	return 0;
+}
 
 /*
  * The rule_names table: the names, each with its NUL, one after the other,
- * SG_RULE_NAMES_UNIT bytes to an element; zeros after the last. The
- * elements fill their stride, so the window is one run of bytes.
+ * SG_RULE_NAMES_UNIT bytes to an element; zeros after the last.
  */
-static void rule_names_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+static void write_rule_names(const struct sg_compiled *c, char *dst)
 {
-	struct names_cursor *cur = arg;
-	size_t room = count * SG_RULE_NAMES_UNIT, filled = 0;
-
-	(void)first; /* the windows come in order: the cursor knows where they start */
-	(void)stride;
-	while (filled < room && cur->rule < cur->c->config.n_rules) {
-		const char *name = rule_name(cur->c, cur->rule);
-		if (cur->len == 0)
-			cur->len = cur->c->origins[cur->rule].name_len + 1;
-		size_t n = cur->len - cur->at < room - filled ? cur->len - cur->at : room - filled;
-		/* Tens of bytes: musl's memcpy took 0.3 ms more over 10,000 names. */
-		sg_copy_short(dst + filled, name + cur->at, n);
-		filled += n;
-		cur->at += n;
-		if (cur->at == cur->len) {
-			cur->rule++;
-			cur->at = cur->len = 0;
-		}
+	for (uint32_t rule = 0; rule < c->config.n_rules; rule++) {
+		size_t len = c->origins[rule].name_len + 1;
+		memcpy(dst, rule_name(c, rule), len);
+		dst += len;
 	}
-	memset(dst + filled, 0, room - filled);
 }
-_Static_assert(SG_RULE_NAMES_UNIT % 8 == 0,
-	       "rule_names elements fill their 8-byte stride: a window is one run of bytes");
+
+static int make_rule_names_map(const struct sg_compiled *c, int *fd)
+{
+	const uint32_t units = at_least_one(rule_names_units(c));
+	const size_t len = (size_t)units * SG_RULE_NAMES_UNIT;
+
+	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[PIN_RULE_NAMES], sizeof(uint32_t),
+			    SG_RULE_NAMES_UNIT, units, BPF_F_MMAPABLE);
+	if (*fd < 0)
+		return -errno;
+	if (sg_injected_fault("fill_rule_names"))
+		return -EIO;
+	char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	write_rule_names(c, base);
+	munmap(base, len);
+	return 0;
+}
 
 /*
  * The long exact names, in a kernel hash map a batch at a time: they are few
@@ -366,157 +305,49 @@ static int fill_long_names(int fd, const struct sg_compiled *c)
 	return r;
 }
 
-/* fill_mapped's writers of the hashed tables' buckets (layout.h). */
-struct hashed_fill {
-	const struct sg_compiled *c;
-	const struct sg_hashed_tables *t;
-};
-
-static void exact_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
+/* The long exact names' map, when the policy has any (most have none: then -1). */
+static int make_long_names_map(const struct sg_compiled *c, int *fd)
 {
-	const struct hashed_fill *f = arg;
-	sg_lay_exact_buckets(f->t, f->c, first, count, dst, stride);
-}
+	const size_t n_long = sg_long_names(c);
 
-static void value_buckets_at(size_t first, size_t count, char *dst, size_t stride, void *arg)
-{
-	const struct hashed_fill *f = arg;
-	sg_lay_value_buckets(f->t, first, count, dst, stride);
-}
-
-/* What a policy's tables are laid out from besides the compiled policy: planned per table. */
-struct planned_tables {
-	struct sg_hashed_tables hashed;
-	struct sg_dfa_packed dfa;
-};
-
-/* Fills the map of pin @pin, just made, with its part of @c; info is written last, apart. */
-static int fill_map(int fd, size_t pin, const struct sg_compiled *c,
-		    const struct planned_tables *planned)
-{
-	void *arg = (void *)c; /* the fills only read it */
-	struct names_cursor names = {.c = c};
-	const struct sg_hashed_tables *t = &planned->hashed;
-	struct hashed_fill hashed = {.c = c, .t = t};
-
-	switch (pin) {
-	case SG_TABLE_EXACT:
-		return fill_mapped(fd, sizeof(struct sg_exact_bucket), t->exact.n_buckets,
-				   exact_buckets_at, &hashed);
-	case SG_TABLE_EXACT_LONG:
-		return fill_long_names(fd, c);
-	case SG_TABLE_DFA:
-		return fill_mapped(fd, sizeof(sg_dfa_element), planned->dfa.n_elements,
-				   dfa_elements_at, (void *)&planned->dfa);
-	case SG_TABLE_RULES:
-		return fill_mapped(fd, sizeof(struct sg_rule_entry), rules_elements(c),
-				   rule_entries_at, arg);
-	case SG_TABLE_VALUES:
-		return fill_mapped(fd, sizeof(struct sg_value_bucket), t->values.n_buckets,
-				   value_buckets_at, &hashed);
-	case SG_TABLE_TEXTS:
-		return fill_mapped(fd, sizeof(struct sg_rule_text), c->n_texts, rule_texts_at, arg);
-	case PIN_RULE_NAMES:
-		return fill_mapped(fd, SG_RULE_NAMES_UNIT, rule_names_units(c), rule_names_at,
-				   &names);
-	default: /* the counters start at zero; info is written once the slot is known */
+	if (n_long == 0)
 		return 0;
-	}
-}
-
-/* A policy's maps in the making. */
-struct maps_work {
-	const struct sg_compiled *c;
-	const struct sg_policy_info *info;
-	struct policy_maps *m;
-	struct table_sizes sizes; /* each hashed table's and the DFA's set once it is planned */
-	struct planned_tables planned;
-};
-
-/*
- * The DFA's first: its plan is freed once its map is filled, before the
- * hashed tables' plans, kept until the last map is made, take their pages.
- */
-static const size_t make_order[] = {SG_TABLE_DFA,   SG_TABLE_EXACT,	 SG_TABLE_VALUES,
-				    SG_TABLE_RULES, PIN_RULE_NAMES,	 SG_TABLE_COUNTERS,
-				    SG_TABLE_TEXTS, SG_TABLE_EXACT_LONG, PIN_INFO};
-_Static_assert(SG_ARRAY_SIZE(make_order) == SG_ARRAY_SIZE(policy_pins), "every pin once");
-
-/*
- * Plans the table of pin @pin, if it needs a plan: its map's size follows.
- * A hashed table's plan that fails (entries whose hashes crowd together at
- * every size, which a new seed would all but surely undo) is -EOVERFLOW,
- * told apart from the kernel's errors (sg_tables_get).
- */
-static int plan_table(struct maps_work *w, size_t pin)
-{
-	struct sg_hashed_tables *hashed = &w->planned.hashed;
-	int r;
-
-	if (pin == SG_TABLE_EXACT) {
-		r = sg_plan_exact(hashed, w->c);
-		w->sizes.exact_buckets = hashed->exact.n_buckets;
-	} else if (pin == SG_TABLE_VALUES) {
-		r = sg_plan_values(hashed, w->c, w->info->config.hash_key);
-		w->sizes.value_buckets = hashed->values.n_buckets;
-	} else if (pin == SG_TABLE_DFA) {
-		sg_dfa_pack(&w->c->dfa, &w->planned.dfa);
-		w->sizes.dfa_elements = w->planned.dfa.n_elements;
-		return 0;
-	} else {
-		return 0;
-	}
-	if (r == 0 && sg_injected_fault("plan"))
-		r = -E2BIG;
-	return r < 0 ? -EOVERFLOW : 0;
-}
-
-/* Makes and fills the map of pin @pin into *@fd (-1 when not made): 0 or -errno. */
-static int make_filled(const struct sg_compiled *c, size_t pin, const struct table_sizes *sizes,
-		       const struct planned_tables *planned, int *fd)
-{
-	char fault[32];
-
-	*fd = create_map(c, pin, sizes);
+	*fd = sg_map_create(BPF_MAP_TYPE_HASH, policy_pins[SG_OUTER_EXACT_LONG],
+			    sizeof(struct sg_exact_key), sizeof(uint32_t), (uint32_t)n_long, 0);
 	if (*fd < 0)
 		return -errno;
-	/* fill_<pin>: a fault test's failure, with maps made before it */
-	snprintf(fault, sizeof(fault), "fill_%s", policy_pins[pin]);
-	if (sg_injected_fault(fault))
+	if (sg_injected_fault("fill_exact_long"))
 		return -EIO;
-	return fill_map(*fd, pin, c, planned);
+	return fill_long_names(*fd, c);
 }
 
-static int make_map(struct maps_work *w, size_t pin)
+static int make_info_map(int *fd)
 {
-	if (is_absent(w->c, w->sizes.n_long, pin))
-		return 0;
-	int r = plan_table(w, pin);
-	if (r == 0)
-		r = make_filled(w->c, pin, &w->sizes, &w->planned, &w->m->fds[pin]);
-	if (pin == SG_TABLE_DFA) /* its plan's pages serve the tables made after it */
-		sg_dfa_packed_free(&w->planned.dfa);
-	return r;
+	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[PIN_INFO], sizeof(uint32_t),
+			    sizeof(struct sg_policy_info), 1, 0);
+	return *fd < 0 ? -errno : 0;
 }
 
 /*
- * Makes and fills the policy's maps into @m in make_order, up to the first
- * error; @info gets the hashed tables' sizes. Returns 0 or that error; the
- * maps made are in @m either way.
+ * Plans, makes and fills the policy's maps into @m, up to the first error;
+ * @info gets where its tables are. Returns 0 or that error; the maps made
+ * are in @m either way.
  */
 static int make_maps(const struct sg_compiled *c, struct sg_policy_info *info,
 		     struct policy_maps *m)
 {
-	struct maps_work w = {.c = c, .info = info, .m = m, .sizes.n_long = sg_long_names(c)};
-	int r = 0;
+	struct planned_tables planned = {0};
+	int r = plan_tables(c, &info->config, &planned);
 
-	w.planned.hashed.seed = info->config.table_seed;
-	for (size_t i = 0; i < SG_ARRAY_SIZE(make_order) && r == 0; i++)
-		r = make_map(&w, make_order[i]);
-	info->config.exact_homes = w.planned.hashed.exact.n_homes;
-	info->config.value_homes = w.planned.hashed.values.n_homes;
-	sg_hashed_tables_free(&w.planned.hashed);
-	sg_dfa_packed_free(&w.planned.dfa);
+	if (r == 0)
+		r = make_tables_map(c, &info->config, &planned, &m->fds[SG_OUTER_TABLES]);
+	planned_tables_free(&planned);
+	if (r == 0)
+		r = make_long_names_map(c, &m->fds[SG_OUTER_EXACT_LONG]);
+	if (r == 0)
+		r = make_rule_names_map(c, &m->fds[PIN_RULE_NAMES]);
+	if (r == 0)
+		r = make_info_map(&m->fds[PIN_INFO]);
 	return r;
 }
 
@@ -573,23 +404,26 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 	if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0 ||
 	    strncmp(holder, key, sizeof(holder)) != 0)
 		return;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++)
-		bpf_map_delete_elem(prog->outer_fds[i], &slot);
+	for (size_t i = 0; i < SG_OUTER_COUNT; i++) {
+		uint32_t inner_id;
+		/* A deletion waits for a grace period, on some kernels even of an empty slot. */
+		if (bpf_map_lookup_elem(prog->outer_fds[i], &slot, &inner_id) == 0)
+			bpf_map_delete_elem(prog->outer_fds[i], &slot);
+	}
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
 /*
- * Puts the policy's tables at @slot of the program's outer maps, one map
- * after the other; an absent table's slot stays empty. Each update returns
- * once no program can still see what the slot held before (an RCU grace
- * period), which a new policy waits out here: `preload` takes that off the
- * containers' path.
+ * Puts the policy's maps at @slot of the program's outer maps: one update,
+ * two for a policy with long names. Each update returns once no program can
+ * still see what the slot held before (an RCU grace period), which a new
+ * policy waits out here: `preload` takes that off the containers' path.
  */
 static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
-	for (size_t i = 0; i < SG_TABLE_COUNT; i++) {
+	for (size_t i = 0; i < SG_OUTER_COUNT; i++) {
 		if (m->fds[i] < 0)
 			continue;
 		uint32_t inner = (uint32_t)m->fds[i];
@@ -604,6 +438,54 @@ int sg_tables_open_map(const char *key, const char *name)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s/%s", SG_POLICY_ROOT, key, name);
 	return bpf_obj_get(path);
+}
+
+int sg_tables_view_open(const char *key, struct sg_tables_view *view)
+{
+	static const uint32_t shift[SG_TABLE_COUNT] = SG_TABLE_SHIFTS;
+	struct sg_policy_info info;
+	struct bpf_map_info map = {0};
+	uint32_t map_len = sizeof(map);
+
+	memset(view, 0, sizeof(*view));
+	int r = sg_tables_read_info(key, &info);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = sg_tables_open_map(key, policy_pins[SG_OUTER_TABLES]);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &map, &map_len) < 0)
+		return -errno;
+	if (map.value_size != SG_PAGE_SIZE)
+		return -EPROTO;
+	/* Read as untrusted: every table within the map. */
+	for (size_t t = 0; t < SG_TABLE_COUNT; t++) {
+		const struct sg_table_place *at = &info.config.tables[t];
+		if ((uint64_t)at->first_page + sg_table_pages(at->n_elements, shift[t]) >
+		    map.max_entries)
+			return -EPROTO;
+	}
+	view->len = (size_t)map.max_entries * SG_PAGE_SIZE;
+	view->base = mmap(NULL, view->len, PROT_READ, MAP_SHARED, fd, 0);
+	if (view->base == MAP_FAILED) {
+		view->base = NULL;
+		return -errno;
+	}
+	view->config = info.config;
+	return 0;
+}
+
+const void *sg_tables_view_table(const struct sg_tables_view *view, enum sg_table table,
+				 uint32_t *n)
+{
+	const struct sg_table_place *at = &view->config.tables[table];
+	*n = at->n_elements;
+	return view->base + (size_t)at->first_page * SG_PAGE_SIZE;
+}
+
+void sg_tables_view_close(struct sg_tables_view *view)
+{
+	if (view->base)
+		munmap((void *)view->base, view->len);
+	view->base = NULL;
 }
 
 #define PRELOADED_PREFIX "preloaded:"

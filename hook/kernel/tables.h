@@ -6,8 +6,8 @@
  * under SG_POLICY_ROOT/<key>/:
  *
  *   info        struct sg_policy_info: slot, program, the policy's knobs
- *   exact exact_long dfa rules values texts counters
- *               the tables the program reads (program.h)
+ *   tables      the tables the program reads (bpf/sysctl_guard.h)
+ *   exact_long  its long exact names, when it has any
  *   rule_names  the rules' names as written, for status and events: each
  *               with its NUL, one after the other in rule order, in an
  *               array of SG_RULE_NAMES_UNIT-byte elements
@@ -22,11 +22,10 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "base/siphash.h"
 #include "compile/compile.h"
 #include "kernel/program.h"
 
-#define SG_POLICY_INFO_FORMAT 5
+#define SG_POLICY_INFO_FORMAT 6
 #define SG_RULE_NAMES_UNIT    8
 
 struct sg_policy_info {
@@ -57,12 +56,6 @@ struct sg_tables {
  */
 int sg_tables_get(struct sg_program *prog, const struct sg_compiled *compiled,
 		  struct sg_tables *out, struct sg_err *err);
-
-/*
- * How the key of a policy for program @prog starts, for sg_compile_keyed to
- * hash the rules' part of it early.
- */
-void sg_tables_key_start(const struct sg_program *prog, struct sg_siphash *h);
 
 /* The tables pinned under @key, for program @prog: 0, or -errno when none or another's. */
 int sg_tables_find(const struct sg_program *prog, const char *key, struct sg_tables *out);
@@ -116,6 +109,22 @@ int sg_tables_read_info(const char *key, struct sg_policy_info *info);
 
 /* Opens map @name of the policy pinned under @key. */
 int sg_tables_open_map(const char *key, const char *name);
+
+/* A pinned policy's tables as the program reads them, mapped read-only. */
+struct sg_tables_view {
+	const char *base;
+	size_t len;
+	struct sg_config config; /* where each table is (bpf/sysctl_guard.h) */
+};
+
+/* Maps the tables of the policy pinned under @key: 0, or -errno (-EPROTO: another build's). */
+int sg_tables_view_open(const char *key, struct sg_tables_view *view);
+
+/* Table @table of @view, and its elements' count in *@n. */
+const void *sg_tables_view_table(const struct sg_tables_view *view, enum sg_table table,
+				 uint32_t *n);
+
+void sg_tables_view_close(struct sg_tables_view *view);
 
 /*
  * Takes policy @key out of its program's outer maps, frees its slot and

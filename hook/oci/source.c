@@ -142,7 +142,7 @@ int sg_source_make(struct sg_policy_source *src, struct sg_err *err)
 	sg_policy_free(&annotation);
 	sg_timing_mark("parse");
 	if (r == 0)
-		r = sg_compile_keyed(&src->set, src->key_start, &src->compiled, err);
+		r = sg_compile(&src->set, &src->compiled, err);
 	sg_timing_mark("compile");
 	if (r == 0)
 		sg_fit_to_kernel(&src->compiled, src->rewrite_works);

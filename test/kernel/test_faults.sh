@@ -26,8 +26,8 @@ done
 
 # A large policy: any of its maps failing leaves nothing attached and
 # nothing staged, and the same policy attaches afterwards. (Descriptors and memory: the valgrind part below.)
-# With a long name, allowed values and a rewrite it has every table (fill_exact_long,
-# fill_values, fill_texts below: a policy without them makes no such map).
+# With a long name it has every map (fill_exact_long below: a policy
+# without long names makes no such map).
 BIG_RULES=$(for i in $(seq 3000); do printf '{ "name": "net.ipv4.conf.sgf%d.rp_filter", "access": "none" },' "$i"; done)
 BIG_RULES+='{ "name": "net.ipv4.conf.sg-an-interface-name-of-many-letters.rp_filter", "access": "none" },
 { "name": "kernel.sg_faults_values", "access": "read-write", "values": ["a", "b"] },
@@ -46,7 +46,7 @@ policy_staging_left() {
 	echo "$n"
 }
 staging_both() { echo "$(staging_left) $(policy_staging_left)"; }
-FILL_STEPS="fill_exact fill_dfa fill_values fill_rules fill_rule_names fill_counters fill_texts fill_exact_long"
+FILL_STEPS="fill_tables fill_rule_names fill_exact_long"
 if outside_matrix "each of a large policy's tables failing"; then
 	for step in $FILL_STEPS; do
 		expect "$step fails in a large policy: exit status 2, an I/O error reported" "2 yes" sh -c \
@@ -63,14 +63,14 @@ if outside_matrix "each of a large policy's tables failing"; then
 	"$SG" detach --cgroup "$CG" >/dev/null
 fi
 
-# A policy of many patterns: the DFA's table failing fails the attach with
+# A policy of many patterns: its tables failing to fill fails the attach with
 # nothing left behind; the DFA decides in the kernel.
 PATTERN_RULES=$(for i in $(seq 300); do printf '{ "name": "net.ipv6.conf.sgp%d*.mtu", "access": "none" },' "$i"; done)
 PATTERNS=$(policy patterns "{ \"version\": 1, \"default\": \"read-write\", \"rules\": [$PATTERN_RULES { \"name\": \"kernel.domainnam?\", \"access\": \"read\" }, $UNIQUE] }")
-expect "fill_dfa fails in a policy of many patterns: exit status 2, said so" "2 yes" sh -c \
-	"out=\$(SYSCTL_GUARD_FAULT=fill_dfa \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
-expect "fill_dfa fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
-expect "fill_dfa fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
+expect "fill_tables fails in a policy of many patterns: exit status 2, said so" "2 yes" sh -c \
+	"out=\$(SYSCTL_GUARD_FAULT=fill_tables \"$SG\" attach --cgroup \"$CG\" --policy \"$PATTERNS\" 2>&1); echo \$? \$(echo \"\$out\" | grep -qiE 'injected|input/output|I/O error' && echo yes)"
+expect "fill_tables fails in a policy of many patterns: nothing attached" "0" programs_on "$CG"
+expect "fill_tables fails in a policy of many patterns: no staging left (guard, policy)" "0 0" staging_both
 # Too complex (more than SG_MAX_DFA_STATES): exit 1, as sg_compile says.
 COMPLEX=$(policy complex "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"**.a$(printf '.*%.0s' $(seq 19))\", \"access\": \"none\" }] }")
 too_complex() { "$SG" attach --cgroup "$CG" --policy "$COMPLEX" 2>&1 >/dev/null; echo "exit $?"; }
@@ -190,10 +190,10 @@ if outside_matrix "descriptor leaks and memcheck"; then
 		FRESH=$(policy fresh "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_memcheck_$$\", \"access\": \"none\" }] }")
 		expect "memcheck: a failed attach is clean (exit 2, no memory errors)" "2" memcheck map_update "$FRESH"
 		BIG_FRESH=$(big_policy big_fresh "{ \"name\": \"kernel.sg_memcheck_big_$$\", \"access\": \"none\" }")
-		expect "memcheck: a large policy failing to fill a map is clean (exit 2)" "2" memcheck fill_dfa "$BIG_FRESH"
+		expect "memcheck: a large policy failing to fill a map is clean (exit 2)" "2" memcheck fill_tables "$BIG_FRESH"
 		PAT_FRESH=$(policy pat_fresh "{ \"version\": 1, \"rules\": [$PATTERN_RULES { \"name\": \"kernel.sg_memcheck_pat_$$\", \"access\": \"none\" }] }")
 		# failing first: made once, the policy is found by its key
-		for step in fill_dfa none; do
+		for step in fill_tables none; do
 			expect "a policy of many patterns, $step: no descriptor leaks" "0" leaked_fds "$step" "$PAT_FRESH"
 		done
 		"$SG" detach --cgroup "$CG" >/dev/null 2>&1

@@ -126,7 +126,7 @@ rules.append({"name": "kernel.sg_deferred_" + sys.argv[1], "access": "none"})
 print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default": "read-write", "rules": rules})}))' "$$")
 container hook-d "$PATTERNS_P"
 deferred() { state hook-d created "$PID" | SYSCTL_GUARD_FAULT=$1 "$SG" hook createRuntime >/dev/null 2>&1; echo $?; }
-expect "a new policy of many patterns: the DFA's map failing, exit 2" "2" deferred fill_dfa
+expect "a new policy of many patterns: its tables' map failing, exit 2" "2" deferred fill_tables
 expect "... nothing attached" "ok" io "$CG" --uts write kernel/domainname x
 expect "a new policy of many patterns attaches" "0" deferred none
 expect "... and its DFA decides in the kernel: a pattern's read-only name" "EPERM" write_in "$CG"

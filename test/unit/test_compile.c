@@ -1099,50 +1099,6 @@ TEST(exact_names_sort_by_layer_hash_name_and_rule)
 	}
 }
 
-/*
- * The rules' part of a policy's key, hashed by the compiler from a given
- * start, goes on to the key the whole hash makes from that start.
- */
-TEST(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash)
-{
-	static const uint64_t secret[2] = {3, 4};
-	static const char build_id[] = "build";
-
-	for (int patterns = 10; patterns <= 310; patterns += 300) {
-		struct sg_policy_set set = {.n_layers = 1};
-		struct sg_siphash start, whole, parts;
-		struct sg_compiled c;
-		struct sg_err err = {0};
-
-		for (int i = 0; i < 50; i++) {
-			char name[64];
-			snprintf(name, sizeof(name), "net.ipv4.conf.eth%d.rp_filter", i);
-			add_rule(&set.layers[0], name, SG_ACCESS_READ);
-		}
-		for (int i = 0; i < patterns; i++) {
-			char name[64];
-			snprintf(name, sizeof(name), "net.ipv4.conf.br%d*.forwarding", i);
-			add_rule(&set.layers[0], name, SG_ACCESS_NONE);
-		}
-		sg_siphash_init(&start, secret);
-		sg_siphash_update(&start, "program", 8);
-		CHECK(sg_compile_keyed(&set, &start, &c, &err) == 0);
-		CHECK(c.has_key_head);
-		CHECK(sg_siphash_same(&c.key_from, &start));
-		whole = start;
-		sg_compiled_hash(&c, (const uint8_t *)build_id, sizeof(build_id), &whole);
-		parts = c.key_head;
-		sg_compiled_hash_rest(&c, (const uint8_t *)build_id, sizeof(build_id), &parts);
-		CHECK(sg_siphash_final(&whole) == sg_siphash_final(&parts));
-		sg_compiled_free(&c);
-		/* without a start, no head */
-		CHECK(sg_compile(&set, &c, &err) == 0);
-		CHECK(!c.has_key_head);
-		sg_compiled_free(&c);
-		free_set(&set);
-	}
-}
-
 TEST(differential_small_policies)
 {
 	differential(0x5eed5eed12345678ull, 4000, 12, 3, 40);
@@ -1226,7 +1182,6 @@ RUN_TESTS(T(rule_entries), T(rules_with_the_same_ranges_share_their_bounds),
 	  T(byte_classes_stay_few), T(limits_are_input_errors), T(too_many_rules),
 	  T(too_many_states), T(errors_of_the_dfa_before_the_rules),
 	  T(exact_names_sort_by_layer_hash_name_and_rule), T(origins_know_their_names_lengths),
-	  T(a_key_hashed_in_part_by_the_compiler_is_the_whole_hash),
 	  T(wide_tables_past_65536_states), T(differential_small_policies),
 	  T(differential_large_policies), T(the_key_hashes_what_the_dfa_is_made_of),
 	  T(patterns_that_never_win))
