@@ -31,8 +31,8 @@ int sg_map_create(enum bpf_map_type type, const char *name, uint32_t key_size, u
 }
 
 /*
- * One BPF_MAP_UPDATE_BATCH call per table where the kernel has it (5.6+),
- * element by element otherwise: a policy's tables are thousands of entries.
+ * One BPF_MAP_UPDATE_BATCH call where the kernel has it (5.6+), element by
+ * element otherwise.
  */
 int sg_map_update_all(int fd, const void *keys, size_t key_size, const void *values,
 		      size_t value_size, size_t n, uint64_t flags)

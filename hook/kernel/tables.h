@@ -135,8 +135,8 @@ int sg_tables_remove(const char *key);
 
 /*
  * sg_tables_remove for each of @keys; returns how many were removed. Each
- * removal waits for RCU grace periods (one per outer map, see
- * place_tables), so they run side by side, in children.
+ * removal waits for an RCU grace period or two (place_tables), so they run
+ * side by side, in children.
  */
 int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n);
 
