@@ -259,9 +259,11 @@ static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_
 	return 0;
 }
 
-/* Defined below, where struct sg_scratch is complete. */
+/* Defined below, where struct sg_scratch is complete, and after sg_match_name. */
 struct sg_scratch;
 static SG_INLINE void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);
+static SG_INLINE __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key,
+				    __u32 start);
 
 #include "sysctl_guard_decide.h"
 
@@ -271,6 +273,43 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sg_scratch);
 } scratch SEC(".maps");
+
+/*
+ * sg_match_name as a global function: the verifier checks it once, with
+ * unknown arguments, instead of on every path that reaches it, once per
+ * layer. Its loop over the name's bytes would otherwise be most of the
+ * program's verification, which Linux 6.1 caps at a million instructions.
+ * The name is the scratch space's, which this run holds: before 6.2 a map
+ * key cannot be a global function's argument.
+ */
+__attribute__((noinline)) __u32 sg_match_in_policy(__u32 slot, const struct sg_config *cfg,
+						   __u32 name_len, __u32 start)
+{
+	struct sg_env env = {.cfg = cfg, .slot = slot, .name_len = name_len};
+	/*
+	 * The scratch space's key is 0, as env.value_loaded is: a key of its
+	 * own took the 8 bytes by which 6.1 found this function's stack and
+	 * its caller's together over 512.
+	 */
+	struct sg_scratch *s = bpf_map_lookup_elem(&scratch, &env.value_loaded);
+
+	if (!cfg || !s)
+		return SG_NO_RULE;
+	env.accept_column = sg_dfa_accept_column(cfg->n_classes);
+	env.exact = bpf_map_lookup_elem(&policy_exact, &slot);
+	env.dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
+	if (!env.exact || !env.dfa)
+		return SG_NO_RULE;
+	return sg_match_name(&env, &s->key, start);
+}
+
+/* @key is the scratch space's (sg_find_rule). */
+static SG_INLINE __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key,
+				    __u32 start)
+{
+	(void)key;
+	return sg_match_in_policy(env->slot, env->cfg, env->name_len, start);
+}
 
 /* Shared by every guard on the node: the loader reuses the pinned one. */
 struct {

@@ -12,6 +12,9 @@
  *   __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key);
  *   __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_class);
  *   __u32 sg_env_accept(struct sg_env *env, __u32 state);
+ *   __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key, __u32 start);
+ *       sg_match_name, declared before and defined after this file: in BPF
+ *       a global function
  *   int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
  *   void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);
  *       puts the value being written in s->cur (and its lengths), once: only
@@ -92,25 +95,35 @@ static SG_INLINE __u64 sg_space_bit(unsigned char c)
 	return (low >> (c & 63)) & below_64;
 }
 
-/* The winning rule of @layer for the name in s->key, or SG_NO_RULE. */
-static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __u32 layer)
+/*
+ * The winning rule of layer key->layer for the name in @key, or SG_NO_RULE:
+ * its exact rule, or the rule the DFA accepts, walked from @state, the
+ * layer's start state.
+ */
+static SG_INLINE __u32 sg_match_name(struct sg_env *env, const struct sg_exact_key *key,
+				     __u32 state)
 {
 	const struct sg_config *cfg = sg_env_config(env);
-	__u32 rule, state, i;
+	__u32 rule = sg_env_exact(env, key);
 
-	s->key.layer = layer;
-	rule = sg_env_exact(env, &s->key);
 	if (rule != SG_NO_RULE)
 		return rule;
-
-	state = cfg->layers[layer & (SG_LAYERS_MAX - 1)].dfa_start;
-	for (i = 0; i < SG_NAME_MAX && state != SG_DEAD_STATE; i++) {
-		unsigned char c = s->key.name[i];
+	for (__u32 i = 0; i < SG_NAME_MAX && state != SG_DEAD_STATE; i++) {
+		unsigned char c = key->name[i];
 		if (!c)
 			break;
 		state = sg_env_step(env, state, cfg->byte_class[c]);
 	}
 	return sg_env_accept(env, state);
+}
+
+/* The winning rule of @layer for the name in s->key, or SG_NO_RULE. */
+static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __u32 layer)
+{
+	const struct sg_config *cfg = sg_env_config(env);
+
+	s->key.layer = layer;
+	return sg_env_match(env, &s->key, cfg->layers[layer & (SG_LAYERS_MAX - 1)].dfa_start);
 }
 
 /* SipHash's round; the values hash runs one per byte of the normalised value. */

@@ -59,6 +59,7 @@ static inline __u32 sg_env_accept(struct sg_env *env, __u32 state)
 }
 
 static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
+static inline __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key, __u32 start);
 
 /* The caller put the value being written in the scratch space before deciding. */
 struct sg_scratch;
@@ -88,6 +89,11 @@ static inline int sg_env_has_value(struct sg_env *env, const struct sg_value_has
 		    sg_value_hash(c->config.hash_key, c->values[i].value) == key->hash)
 			return 1;
 	return 0;
+}
+
+static inline __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key, __u32 start)
+{
+	return sg_match_name(env, key, start);
 }
 
 static const char *const reasons[SG_REASON_COUNT] = {
