@@ -95,9 +95,8 @@ struct sg_env {
 	/* Those every policy has; the rest: sg_env_exact, sg_env_has_value, sg_env_text */
 	void *exact, *dfa, *rules, *counters;
 	__u32 slot;
-	__u32 name_len;	     /* of the name in scratch.key: which exact table holds it */
-	__u32 accept_column; /* of the DFA (sysctl_guard.h) */
-	__u32 value_loaded;  /* scratch.cur holds the value being written */
+	__u32 name_len;	    /* of the name in scratch.key: which exact table holds it */
+	__u32 value_loaded; /* scratch.cur holds the value being written */
 	struct bpf_sysctl *ctx;
 };
 
@@ -105,7 +104,9 @@ struct sg_env {
  * Finds the tables every policy has; 0 when one is missing (then deny). A
  * policy's long names, allowed values and texts are found where they are
  * read: a policy with none has no such table (hook/kernel/tables.c), and its
- * empty slot reads as no entry.
+ * empty slot reads as no entry. The exact names and the DFA are searched in
+ * sg_match_in_policy, which finds them again: looked up here, a policy
+ * missing them denies rather than falling to its defaults.
  */
 static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_storage *g)
 {
@@ -115,7 +116,6 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 		return 0; /* attached, policy not written yet */
 	env->cfg = &g->config;
 	env->slot = slot;
-	env->accept_column = sg_dfa_accept_column(g->config.n_classes);
 	env->exact = bpf_map_lookup_elem(&policy_exact, &slot);
 	env->dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	env->rules = bpf_map_lookup_elem(&policy_rules, &slot);
@@ -232,7 +232,7 @@ static SG_INLINE __u32 sg_env_step(struct sg_env *env, __u32 state, __u32 byte_c
 
 static SG_INLINE __u32 sg_env_accept(struct sg_env *env, __u32 state)
 {
-	return sg_dfa_entry(env, state, env->accept_column, 1);
+	return sg_dfa_entry(env, state, sg_dfa_accept_column(env->cfg->n_classes), 1);
 }
 
 static SG_INLINE int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key)
@@ -295,7 +295,6 @@ __attribute__((noinline)) __u32 sg_match_in_policy(__u32 slot, const struct sg_c
 
 	if (!cfg || !s)
 		return SG_NO_RULE;
-	env.accept_column = sg_dfa_accept_column(cfg->n_classes);
 	env.exact = bpf_map_lookup_elem(&policy_exact, &slot);
 	env.dfa = bpf_map_lookup_elem(&policy_dfa, &slot);
 	if (!env.exact || !env.dfa)
@@ -304,8 +303,7 @@ __attribute__((noinline)) __u32 sg_match_in_policy(__u32 slot, const struct sg_c
 }
 
 /* @key is the scratch space's (sg_find_rule). */
-static SG_INLINE __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key,
-				    __u32 start)
+static SG_INLINE __u32 sg_env_match(struct sg_env *env, const struct sg_exact_key *key, __u32 start)
 {
 	(void)key;
 	return sg_match_in_policy(env->slot, env->cfg, env->name_len, start);
