@@ -833,8 +833,7 @@ int sg_compile_keyed(const struct sg_policy_set *set, const struct sg_siphash *k
 			return sg_err_copy(err, &job.err), job.r;
 	}
 	if (forecast_given) {
-		/* A forecast of other patterns (or none built) is not used: this DFA is built now.
-		 */
+		/* A forecast of other patterns (or of none) goes unused: built now. */
 		int dr = 0;
 		if (sg_dfa_forecast_take(*forecast, &dfa_in, &c.dfa))
 			c.dfa_forecast = SG_TAKE(*forecast); /* it packs the DFA still */
