@@ -1103,7 +1103,6 @@ static int gc_unused_policies(unsigned min_age_s, bool preloaded)
 static bool holds_policies(const char *key)
 {
 	struct sg_program prog;
-	uint32_t first_slot;
 
 	/* A directory another version of sysctl-guard made holds none this one knows of. */
 	if (sg_program_open(key, &prog) < 0)
@@ -1111,7 +1110,7 @@ static bool holds_policies(const char *key)
 	bool held = false;
 	if (sg_program_open_slots(&prog) == 0) {
 		sg_tables_release_orphan_slots(&prog);
-		held = bpf_map_get_next_key(prog.slots_fd, NULL, &first_slot) == 0;
+		held = sg_tables_any_policy(&prog);
 	}
 	sg_program_close(&prog);
 	return held;

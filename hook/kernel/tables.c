@@ -27,6 +27,7 @@
 #include "compile/layout.h"
 #include "kernel/fault.h"
 #include "kernel/map.h"
+#include "kernel/vacancy.h"
 
 /* What is pinned per policy: its maps in the outer maps (enum sg_outer order), then ours. */
 static const char *const policy_pins[] = {SG_OUTER_NAMES, "info", "rule_names"};
@@ -35,6 +36,7 @@ _Static_assert(SG_ARRAY_SIZE(policy_pins) == SG_OUTER_COUNT + 2, "outer maps, in
 /* One map per pin; -1 when not made (a policy without long names has no exact_long). */
 struct policy_maps {
 	int fds[SG_ARRAY_SIZE(policy_pins)];
+	bool tables_placed; /* a vacancy: placed in its slot and pinned in staging already */
 };
 
 enum { PIN_INFO = SG_OUTER_COUNT, PIN_RULE_NAMES = SG_OUTER_COUNT + 1 };
@@ -214,25 +216,47 @@ static void write_table(size_t t, const struct sg_compiled *c, const struct sg_c
 }
 
 /*
- * Makes the policy's map of tables (sysctl_guard.h) into *@fd and fills it
- * through one mapping: a copy, where updates would cost a system call's
- * work per element (half a million for the DFA of 10,000 rules).
+ * Opens the policy's map of tables into m->fds: a vacancy that fits
+ * (vacancy.h), moved into @staging, whose slot *@slot gets; else a new map.
  */
-static int make_tables_map(const struct sg_compiled *c, const struct sg_config *config,
-			   const struct planned_tables *p, int *fd)
+static int open_tables_map(const struct sg_program *prog, const char *key, const char *staging,
+			   uint32_t n_pages, struct policy_maps *m, uint32_t *slot)
 {
-	const uint32_t n_pages = p->n_pages ? p->n_pages : 1;
-	const size_t len = (size_t)n_pages * SG_PAGE_SIZE;
+	char path[PATH_MAX];
+	int *fd = &m->fds[SG_OUTER_TABLES];
 
-	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[SG_OUTER_TABLES], sizeof(uint32_t),
-			    SG_PAGE_SIZE, n_pages, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	if (*fd < 0)
+	if (mkdir(staging, 0700) < 0 && errno != EEXIST)
 		return -errno;
+	snprintf(path, sizeof(path), "%s/%s", staging, policy_pins[SG_OUTER_TABLES]);
+	int r = sg_vacancy_take(prog, n_pages, key, path, fd, slot);
+	if (r != 0) {
+		m->tables_placed = r > 0;
+		return r < 0 ? r : 0;
+	}
+	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[SG_OUTER_TABLES], sizeof(uint32_t),
+			    SG_PAGE_SIZE, sg_vacancy_pages_for(n_pages),
+			    BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	return *fd < 0 ? -errno : 0;
+}
+
+/*
+ * Fills the policy's map of tables (sysctl_guard.h) through one mapping: a
+ * copy, where updates would cost a system call's work per element (half a
+ * million for the DFA of 10,000 rules). A vacancy holds the tables of the
+ * policy that had it: zeroed first, as a new map starts.
+ */
+static int fill_tables_map(int fd, bool was_vacant, const struct sg_compiled *c,
+			   const struct sg_config *config, const struct planned_tables *p)
+{
+	const size_t len = (size_t)(p->n_pages ? p->n_pages : 1) * SG_PAGE_SIZE;
+
 	if (sg_injected_fault("fill_tables"))
 		return -EIO;
-	char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return -errno;
+	if (was_vacant)
+		memset(base, 0, len);
 	for (size_t t = 0; t < SG_TABLE_COUNT; t++)
 		write_table(t, c, config, p, base);
 	munmap(base, len);
@@ -329,18 +353,22 @@ static int make_info_map(int *fd)
 }
 
 /*
- * Plans, makes and fills the policy's maps into @m, up to the first error;
- * @info gets where its tables are. Returns 0 or that error; the maps made
- * are in @m either way.
+ * Plans, makes and fills the maps of policy @key into @m, up to the first
+ * error; @info gets where its tables are, and the slot of the vacancy they
+ * took, if they took one. Returns 0 or that error; the maps made are in @m
+ * either way.
  */
-static int make_maps(const struct sg_compiled *c, struct sg_policy_info *info,
-		     struct policy_maps *m)
+static int make_maps(const struct sg_program *prog, const struct sg_compiled *c, const char *key,
+		     const char *staging, struct sg_policy_info *info, struct policy_maps *m)
 {
 	struct planned_tables planned = {0};
 	int r = plan_tables(c, &info->config, &planned);
 
 	if (r == 0)
-		r = make_tables_map(c, &info->config, &planned, &m->fds[SG_OUTER_TABLES]);
+		r = open_tables_map(prog, key, staging, planned.n_pages, m, &info->slot);
+	if (r == 0)
+		r = fill_tables_map(m->fds[SG_OUTER_TABLES], m->tables_placed, c, &info->config,
+				    &planned);
 	planned_tables_free(&planned);
 	if (r == 0)
 		r = make_long_names_map(c, &m->fds[SG_OUTER_EXACT_LONG]);
@@ -363,9 +391,11 @@ static int pin_maps(const struct policy_maps *m, const char *dir)
 
 	if (sg_injected_fault("pin"))
 		return -EIO;
-	if (mkdir(dir, 0700) < 0)
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	for (size_t i = 0; i < SG_ARRAY_SIZE(policy_pins); i++) {
+		if (i == SG_OUTER_TABLES && m->tables_placed)
+			continue; /* pinned there as it was taken */
 		snprintf(path, sizeof(path), "%s/%s", dir, policy_pins[i]);
 		if (m->fds[i] >= 0 && bpf_obj_pin(m->fds[i], path) < 0)
 			return -errno;
@@ -396,7 +426,7 @@ static int claim_slot(const struct sg_program *prog, const char *key, uint32_t *
 	return -ENOSPC;
 }
 
-/* Empties @slot in every outer map and frees it, if @key holds it. */
+/* Empties @slot in every outer map and frees it, if @key holds it (or a vacancy, SG_VACANT). */
 static void release_slot(const struct sg_program *prog, uint32_t slot, const char *key)
 {
 	char holder[SG_KEY_LEN];
@@ -410,21 +440,23 @@ static void release_slot(const struct sg_program *prog, uint32_t slot, const cha
 		if (bpf_map_lookup_elem(prog->outer_fds[i], &slot, &inner_id) == 0)
 			bpf_map_delete_elem(prog->outer_fds[i], &slot);
 	}
+	sg_vacancy_unpin(prog, slot);
 	bpf_map_delete_elem(prog->slots_fd, &slot);
 }
 
 /*
  * Puts the policy's maps at @slot of the program's outer maps: one update,
- * two for a policy with long names. Each update returns once no program can
- * still see what the slot held before (an RCU grace period), which a new
- * policy waits out here: `preload` takes that off the containers' path.
+ * two for a policy with long names, none for tables that took a vacancy
+ * and have no long names. Each update returns once no program can still see
+ * what the slot held before (an RCU grace period), which a new policy waits
+ * out here: vacancies and `preload` take that off the containers' path.
  */
 static int place_tables(const struct sg_program *prog, const struct policy_maps *m, uint32_t slot)
 {
 	if (sg_injected_fault("map_update"))
 		return -EIO;
 	for (size_t i = 0; i < SG_OUTER_COUNT; i++) {
-		if (m->fds[i] < 0)
+		if (m->fds[i] < 0 || (i == SG_OUTER_TABLES && m->tables_placed))
 			continue;
 		uint32_t inner = (uint32_t)m->fds[i];
 		if (bpf_map_update_elem(prog->outer_fds[i], &slot, &inner, BPF_ANY) < 0)
@@ -717,9 +749,9 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 }
 
 /*
- * Claims a slot for the made maps @m of policy @key, places them there and
- * pins them under @key's directory, through @staging. *@info gets the slot.
- * A failure empties the slot and frees it: a slot is claimed before it is
+ * Claims a slot for the made maps @m of policy @key, unless their tables
+ * took a vacancy's, places them there and pins them under @key's directory,
+ * through @staging. *@info gets the slot. A slot is claimed before it is
  * placed and emptied before it is freed, so that no outer map ever has an
  * entry at a free slot. A hook killed on the way leaves the slot claimed
  * under a key that is not pinned: gc frees it (sg_tables_release_orphan_slots).
@@ -727,7 +759,7 @@ static int new_info(const struct sg_program *prog, const struct sg_compiled *c,
 static int publish_tables(const struct sg_program *prog, const struct policy_maps *m,
 			  struct sg_policy_info *info, const char *key, const char *staging)
 {
-	int r = claim_slot(prog, key, &info->slot);
+	int r = info->slot ? 0 : claim_slot(prog, key, &info->slot);
 	if (r < 0)
 		return r;
 	/* No program reads the slot before a guard's storage names it, and no guard does yet. */
@@ -744,8 +776,6 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
 		if (rename(staging, final_dir) < 0)
 			r = -errno;
 	}
-	if (r < 0)
-		release_slot(prog, info->slot, key);
 	return r;
 }
 
@@ -756,25 +786,28 @@ static int publish_tables(const struct sg_program *prog, const struct policy_map
 static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, struct sg_tables *out)
 {
 	struct policy_maps m;
-	struct sg_policy_info info;
+	struct sg_policy_info info = {0};
 	char staging[PATH_MAX];
 
 	policy_key(prog, c, out->key);
 	if (find_pinned(prog, out) == 0)
 		return 0;
 	memset(m.fds, -1, sizeof(m.fds));
+	m.tables_placed = false;
+	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
+		 (int)getpid(), out->key);
+	sg_unpin_dir(staging);
 	int r = new_info(prog, c, &info);
 	if (r == 0)
 		r = sg_program_open_slots(prog);
 	if (r == 0)
-		r = make_maps(c, &info, &m);
-	if (r == 0) {
-		snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
-			 (int)getpid(), out->key);
-		sg_unpin_dir(staging);
+		r = make_maps(prog, c, out->key, staging, &info, &m);
+	if (r == 0)
 		r = publish_tables(prog, &m, &info, out->key, staging);
-		sg_unpin_dir(staging);
-	}
+	/* Emptied before freed: no outer map has an entry at a free slot. */
+	if (r < 0 && info.slot)
+		release_slot(prog, info.slot, out->key);
+	sg_unpin_dir(staging);
 	close_maps(&m);
 	if (r == 0)
 		out->info = info;
@@ -890,6 +923,45 @@ int sg_tables_remove(const char *key)
 	return sg_unpin_dir(dir);
 }
 
+/*
+ * Frees policy @key as sg_tables_remove does, but leaves its map of tables
+ * in its slot as a vacancy (vacancy.h), unless its program has enough:
+ * 0 when freed, -errno when left as it was. The pins lock is held
+ * exclusively: no hook finds the policy or takes a vacancy meanwhile.
+ */
+static int vacate(const char *key)
+{
+	struct sg_policy_info info;
+	struct sg_program prog;
+	char path[PATH_MAX];
+	int r = sg_tables_read_info(key, &info);
+
+	if (r < 0 || (r = sg_program_open(info.program_key, &prog)) < 0)
+		return r;
+	if (prog.id != info.program_id || sg_program_open_slots(&prog) < 0)
+		r = -ESTALE;
+	else if (sg_vacancy_count(&prog) >= SG_MAX_VACANCIES)
+		r = -ENOSPC;
+	_cleanup_close_ int fd = r == 0 ? sg_tables_open_map(key, policy_pins[SG_OUTER_TABLES]) : -1;
+	snprintf(path, sizeof(path), "%s/%s/info", SG_POLICY_ROOT, key);
+	/* Without its info no hook finds the policy again (find_pinned). */
+	if (r == 0 && (fd < 0 || unlink(path) < 0))
+		r = -errno;
+	if (r == 0) {
+		/* Its long names must not be a next policy's: that removal waits, gc's wait. */
+		uint32_t inner_id, slot = info.slot;
+		if (bpf_map_lookup_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot, &inner_id) == 0 &&
+		    bpf_map_delete_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot) < 0)
+			release_slot(&prog, slot, key);
+		else if (sg_vacancy_make(&prog, slot, fd) < 0)
+			release_slot(&prog, slot, key);
+		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, key);
+		sg_unpin_dir(path);
+	}
+	sg_program_close(&prog);
+	return r;
+}
+
 /* Waits for removing child @pid: 1 when it removed its policy. */
 static int wait_removal(pid_t pid)
 {
@@ -905,6 +977,10 @@ int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
 	int removed = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		if (vacate(keys[i]) == 0) {
+			removed++;
+			continue;
+		}
 		if (n_running == side_by_side) {
 			removed += wait_removal(running[oldest]);
 			oldest = (oldest + 1) % side_by_side;
@@ -939,8 +1015,25 @@ int sg_tables_release_orphan_slots(const struct sg_program *prog)
 		/* Pinned under the holder's key with this slot: a policy, not an orphan. */
 		if (sg_tables_read_info(holder, &info) == 0 && info.slot == slot)
 			continue;
+		if (strcmp(holder, SG_VACANT) == 0 && sg_vacancy_pinned(prog, slot))
+			continue;
 		release_slot(prog, slot, holder);
 		released++;
 	}
 	return released;
+}
+
+bool sg_tables_any_policy(const struct sg_program *prog)
+{
+	char holder[SG_KEY_LEN];
+	uint32_t slot, next;
+
+	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
+		slot = next;
+		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) == 0 &&
+		    strncmp(holder, SG_VACANT, sizeof(holder)) != 0)
+			return true;
+	}
+	return false;
 }

@@ -134,14 +134,19 @@ void sg_tables_view_close(struct sg_tables_view *view);
 int sg_tables_remove(const char *key);
 
 /*
- * sg_tables_remove for each of @keys; returns how many were removed. Each
- * removal waits for an RCU grace period or two (place_tables), so they run
- * side by side, in children.
+ * Frees each of @keys; returns how many were freed. A policy's map of
+ * tables stays in its slot as a vacancy (vacancy.h) while its program has
+ * fewer than SG_MAX_VACANCIES; the others are removed (sg_tables_remove).
+ * Each removal waits for an RCU grace period or two (place_tables), so
+ * they run side by side, in children.
  */
 int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n);
 
 /* Frees slots claimed by hooks that died before they pinned their policy (lock held exclusively).
  */
 int sg_tables_release_orphan_slots(const struct sg_program *prog);
+
+/* Whether a policy holds a slot of @prog: vacancies (vacancy.h) do not count. */
+bool sg_tables_any_policy(const struct sg_program *prog);
 
 #endif
