@@ -120,4 +120,55 @@ disagreements() {
 	echo "$n"
 }
 expect "$PAIRS pairs of attaches at once: status and the cgroup agree every time" "0" disagreements
+
+# 7. Vacancies (hook/kernel/vacancy.h): gc leaves the map of tables of a
+# policy it frees in its slot, and a new policy that fits takes it over,
+# with its own rules only: none of the old one's, long names included.
+LONG_NAME=net.ipv4.conf.all.igmpv3_unsolicited_report_interval
+# many_rules TAG ACCESS [EXTRA_RULE]: 300 rules of names of this run, then
+# kernel.domainname with ACCESS: a size no other policy of the run has.
+many_rules() {
+	python3 -c 'import json, sys
+rules = [{"name": "kernel.sg_vacancy_%s_%d" % (sys.argv[1], k), "access": "none"} for k in range(300)]
+rules.append({"name": "kernel.domainname", "access": sys.argv[2]})
+rules += [{"name": n, "access": "none"} for n in sys.argv[3:]]
+print(json.dumps({"version": 1, "default": "read-write", "rules": rules}))' "$@"
+}
+VACATED=$(policy vacated "$(many_rules "a$$" none "$LONG_NAME")")
+TAKER=$(policy taker "$(many_rules "b$$" read-write)")
+new_cgroup KEEP # its guard keeps the program, and with it the vacancies
+new_cgroup VAC
+attach "$KEEP" "$OPEN" && attach "$VAC" "$VACATED" || finish
+PROGRAM=$("$SG" status --cgroup "$VAC" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])')
+# Vacancies of earlier tests would leave no room for one more: unpinned, gc frees their slots.
+rm -f "$PINS/programs/$PROGRAM"/vacant-*
+"$SG" gc --min-age 0 >/dev/null 2>&1
+# holder_of SLOT, slot_of HOLDER: the slots map, both ways.
+slots_json() { bpftool -j map dump pinned "$PINS/programs/$PROGRAM/slots"; }
+holder_of() { slots_json | python3 -c 'import json, sys
+for e in json.load(sys.stdin):
+    if int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little") == int(sys.argv[1]):
+        print(bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode())' "$1"; }
+slot_of() { slots_json | python3 -c 'import json, sys
+for e in json.load(sys.stdin):
+    if bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode() == sys.argv[1]:
+        print(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little"))' "$1"; }
+expect "the policy to vacate denies kernel.domainname and its long name" "EPERM EPERM" sh -c \
+	"echo \$(\"$SG_IO\" --cgroup \"$VAC\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$VAC\" --net write $(echo "$LONG_NAME" | tr . /) 1000)"
+VACATED_KEY=$(policy_of_cgroup "$VAC")
+SLOT=$(slot_of "$VACATED_KEY")
+"$SG" detach --cgroup "$VAC" >/dev/null
+"$SG" gc --min-age 0 >/dev/null 2>&1
+expect "gc freed the policy" "no" pinned "$PINS/policies/$VACATED_KEY"
+vacancies() { ls "$PINS/programs/$PROGRAM" | grep -c "^vacant-${1:-}"; }
+vacancy_at_slot() { echo "$(vacancies "$SLOT-") $(holder_of "$SLOT")"; }
+expect "... and left its map in its slot, a vacancy" "1 vacant" vacancy_at_slot
+attach "$VAC" "$TAKER" || finish
+TAKER_KEY=$(policy_of_cgroup "$VAC")
+taker_slot() { echo "$(slot_of "$TAKER_KEY") $(vacancies)"; }
+expect "a new policy of its size takes the vacancy" "$SLOT 0" taker_slot
+expect "... and enforces its rules, none of the old policy's" "ok ok" sh -c \
+	"echo \$(\"$SG_IO\" --cgroup \"$VAC\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$VAC\" --net write $(echo "$LONG_NAME" | tr . /) 1000)"
+"$SG" detach --cgroup "$VAC" >/dev/null
+"$SG" detach --cgroup "$KEEP" >/dev/null
 finish
