@@ -205,7 +205,8 @@ static void write_table(size_t t, const struct sg_compiled *c, const struct sg_c
 		sg_lay_value_buckets(&p->hashed, 0, p->hashed.values.n_buckets, dst, stride);
 		for (size_t b = p->hashed.values.n_buckets; b < at->n_elements; b++)
 			for (size_t way = 0; way < SG_HASH_WAYS; way++)
-				((struct sg_value_bucket *)(dst + b * stride))->slot[way].set = SG_NO_RULE;
+				((struct sg_value_bucket *)(dst + b * stride))->slot[way].set =
+				    SG_NO_RULE;
 		break;
 	case SG_TABLE_TEXTS:
 		write_rule_texts(c, dst, stride);
@@ -942,7 +943,8 @@ static int vacate(const char *key)
 		r = -ESTALE;
 	else if (sg_vacancy_count(&prog) >= SG_MAX_VACANCIES)
 		r = -ENOSPC;
-	_cleanup_close_ int fd = r == 0 ? sg_tables_open_map(key, policy_pins[SG_OUTER_TABLES]) : -1;
+	_cleanup_close_ int fd =
+	    r == 0 ? sg_tables_open_map(key, policy_pins[SG_OUTER_TABLES]) : -1;
 	snprintf(path, sizeof(path), "%s/%s/info", SG_POLICY_ROOT, key);
 	/* Without its info no hook finds the policy again (find_pinned). */
 	if (r == 0 && (fd < 0 || unlink(path) < 0))
@@ -950,7 +952,8 @@ static int vacate(const char *key)
 	if (r == 0) {
 		/* Its long names must not be a next policy's: that removal waits, gc's wait. */
 		uint32_t inner_id, slot = info.slot;
-		if (bpf_map_lookup_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot, &inner_id) == 0 &&
+		if (bpf_map_lookup_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot, &inner_id) ==
+			0 &&
 		    bpf_map_delete_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot) < 0)
 			release_slot(&prog, slot, key);
 		else if (sg_vacancy_make(&prog, slot, fd) < 0)

@@ -92,8 +92,8 @@ static bool has_pages(int fd, uint32_t pages)
 	       info.max_entries >= pages;
 }
 
-int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key,
-		    const char *path, int *fd, uint32_t *slot)
+int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key, const char *path,
+		    int *fd, uint32_t *slot)
 {
 	struct vacancy v[SG_MAX_VACANCIES * 2];
 	char dir[PATH_MAX], from[PATH_MAX];
@@ -139,8 +139,7 @@ int sg_vacancy_make(const struct sg_program *prog, uint32_t slot, int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
 		return -errno;
 	program_dir(prog, dir);
-	snprintf(path, sizeof(path), "%s/" SG_VACANCY_PREFIX "%u-%u", dir, slot,
-		 info.max_entries);
+	snprintf(path, sizeof(path), "%s/" SG_VACANCY_PREFIX "%u-%u", dir, slot, info.max_entries);
 	if (bpf_obj_pin(fd, path) < 0)
 		return -errno;
 	if (bpf_map_update_elem(prog->slots_fd, &slot, holder, BPF_EXIST) < 0) {

@@ -23,8 +23,8 @@
 
 #include "kernel/program.h"
 
-#define SG_VACANT	   "vacant" /* a vacancy's slot holder: no policy key is this */
-#define SG_MAX_VACANCIES   4	    /* per program: their memory is held while idle */
+#define SG_VACANT	  "vacant" /* a vacancy's slot holder: no policy key is this */
+#define SG_MAX_VACANCIES  4	   /* per program: their memory is held while idle */
 #define SG_VACANCY_PREFIX "vacant-"
 
 /*
@@ -38,8 +38,8 @@ uint32_t sg_vacancy_pages_for(uint32_t need);
  * twice that: renames its pin to @path and opens it into *@fd, and sets its
  * slot's holder to @key into *@slot. 1 when taken, 0 when none fits, or -errno.
  */
-int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key,
-		    const char *path, int *fd, uint32_t *slot);
+int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key, const char *path,
+		    int *fd, uint32_t *slot);
 
 /*
  * Makes map @fd, placed at @slot of @prog's outer map of tables, a vacancy,
