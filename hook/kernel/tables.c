@@ -925,8 +925,24 @@ int sg_tables_remove(const char *key)
 }
 
 /*
+ * Makes the map @fd at @slot a vacancy, its long names taken out: they
+ * must not be a next policy's. That removal waits for a grace period,
+ * which gc can. Failing that, empties and frees the slot.
+ */
+static void leave_vacancy(const struct sg_program *prog, uint32_t slot, int fd, const char *key)
+{
+	const int long_names = prog->outer_fds[SG_OUTER_EXACT_LONG];
+	uint32_t inner_id;
+
+	if ((bpf_map_lookup_elem(long_names, &slot, &inner_id) == 0 &&
+	     bpf_map_delete_elem(long_names, &slot) < 0) ||
+	    sg_vacancy_make(prog, slot, fd) < 0)
+		release_slot(prog, slot, key);
+}
+
+/*
  * Frees policy @key as sg_tables_remove does, but leaves its map of tables
- * in its slot as a vacancy (vacancy.h), unless its program has enough:
+ * in its slot as a vacancy (vacancy.h), if its program has room for it:
  * 0 when freed, -errno when left as it was. The pins lock is held
  * exclusively: no hook finds the policy or takes a vacancy meanwhile.
  */
@@ -941,23 +957,16 @@ static int vacate(const char *key)
 		return r;
 	if (prog.id != info.program_id || sg_program_open_slots(&prog) < 0)
 		r = -ESTALE;
-	else if (sg_vacancy_count(&prog) >= SG_MAX_VACANCIES)
-		r = -ENOSPC;
 	_cleanup_close_ int fd =
 	    r == 0 ? sg_tables_open_map(key, policy_pins[SG_OUTER_TABLES]) : -1;
+	if (r == 0 && (fd < 0 || !sg_vacancy_has_room(&prog, fd)))
+		r = -ENOSPC;
 	snprintf(path, sizeof(path), "%s/%s/info", SG_POLICY_ROOT, key);
 	/* Without its info no hook finds the policy again (find_pinned). */
-	if (r == 0 && (fd < 0 || unlink(path) < 0))
+	if (r == 0 && unlink(path) < 0)
 		r = -errno;
 	if (r == 0) {
-		/* Its long names must not be a next policy's: that removal waits, gc's wait. */
-		uint32_t inner_id, slot = info.slot;
-		if (bpf_map_lookup_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot, &inner_id) ==
-			0 &&
-		    bpf_map_delete_elem(prog.outer_fds[SG_OUTER_EXACT_LONG], &slot) < 0)
-			release_slot(&prog, slot, key);
-		else if (sg_vacancy_make(&prog, slot, fd) < 0)
-			release_slot(&prog, slot, key);
+		leave_vacancy(&prog, info.slot, fd, key);
 		snprintf(path, sizeof(path), "%s/%s", SG_POLICY_ROOT, key);
 		sg_unpin_dir(path);
 	}

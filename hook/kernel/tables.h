@@ -136,7 +136,7 @@ int sg_tables_remove(const char *key);
 /*
  * Frees each of @keys; returns how many were freed. A policy's map of
  * tables stays in its slot as a vacancy (vacancy.h) while its program has
- * fewer than SG_MAX_VACANCIES; the others are removed (sg_tables_remove).
+ * room for it; the others are removed (sg_tables_remove).
  * Each removal waits for an RCU grace period or two (place_tables), so
  * they run side by side, in children.
  */

@@ -38,6 +38,9 @@ static bool parse_vacancy(const char *name, uint32_t *slot, uint32_t *pages)
 	return true;
 }
 
+/* More than a program has: one per size class, and those of hooks killed mid-take. */
+#define MAX_LISTED 64
+
 struct vacancy {
 	char name[NAME_MAX + 1];
 	uint32_t slot, pages;
@@ -65,9 +68,31 @@ static size_t list_vacancies(const struct sg_program *prog, struct vacancy *out,
 	return n;
 }
 
-size_t sg_vacancy_count(const struct sg_program *prog)
+static unsigned size_class(uint32_t pages)
 {
-	return list_vacancies(prog, NULL, 0);
+	return 31u - (unsigned)__builtin_clz(pages);
+}
+
+static uint32_t pages_of(int fd)
+{
+	struct bpf_map_info info = {0};
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.max_entries : 0;
+}
+
+bool sg_vacancy_has_room(const struct sg_program *prog, int fd)
+{
+	struct vacancy v[MAX_LISTED];
+	size_t n = list_vacancies(prog, v, MAX_LISTED);
+	uint32_t pages = pages_of(fd);
+
+	if (pages == 0 || n >= MAX_LISTED)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (size_class(v[i].pages) == size_class(pages))
+			return false;
+	return true;
 }
 
 /* The smallest of @v[0..@n) with @need to 2 * @need pages, or NULL. */
@@ -95,13 +120,13 @@ static bool has_pages(int fd, uint32_t pages)
 int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key, const char *path,
 		    int *fd, uint32_t *slot)
 {
-	struct vacancy v[SG_MAX_VACANCIES * 2];
+	struct vacancy v[MAX_LISTED];
 	char dir[PATH_MAX], from[PATH_MAX];
 	char holder[SG_KEY_LEN] = {0};
 
 	program_dir(prog, dir);
 	/* Another hook may take the one picked first: then the next, from a new list. */
-	for (int attempt = 0; attempt < SG_MAX_VACANCIES; attempt++) {
+	for (int attempt = 0; attempt < 4; attempt++) {
 		size_t n = list_vacancies(prog, v, SG_ARRAY_SIZE(v));
 		const struct vacancy *pick =
 		    best_fit(v, n < SG_ARRAY_SIZE(v) ? n : SG_ARRAY_SIZE(v), need);
@@ -129,17 +154,11 @@ int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *ke
 
 int sg_vacancy_make(const struct sg_program *prog, uint32_t slot, int fd)
 {
-	struct bpf_map_info info = {0};
-	uint32_t len = sizeof(info);
 	char path[PATH_MAX], dir[PATH_MAX];
 	char holder[SG_KEY_LEN] = SG_VACANT;
 
-	if (sg_vacancy_count(prog) >= SG_MAX_VACANCIES)
-		return -ENOSPC;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
-		return -errno;
 	program_dir(prog, dir);
-	snprintf(path, sizeof(path), "%s/" SG_VACANCY_PREFIX "%u-%u", dir, slot, info.max_entries);
+	snprintf(path, sizeof(path), "%s/" SG_VACANCY_PREFIX "%u-%u", dir, slot, pages_of(fd));
 	if (bpf_obj_pin(fd, path) < 0)
 		return -errno;
 	if (bpf_map_update_elem(prog->slots_fd, &slot, holder, BPF_EXIST) < 0) {
@@ -153,7 +172,7 @@ int sg_vacancy_make(const struct sg_program *prog, uint32_t slot, int fd)
 /* Whether a vacancy of @prog is pinned at @slot; @unpin: unpins it too. */
 static bool vacancy_at(const struct sg_program *prog, uint32_t slot, bool unpin)
 {
-	struct vacancy v[SG_MAX_VACANCIES * 2];
+	struct vacancy v[MAX_LISTED];
 	char dir[PATH_MAX], path[PATH_MAX];
 	size_t n = list_vacancies(prog, v, SG_ARRAY_SIZE(v));
 	bool found = false;

@@ -24,7 +24,6 @@
 #include "kernel/program.h"
 
 #define SG_VACANT	  "vacant" /* a vacancy's slot holder: no policy key is this */
-#define SG_MAX_VACANCIES  4	   /* per program: their memory is held while idle */
 #define SG_VACANCY_PREFIX "vacant-"
 
 /*
@@ -42,14 +41,18 @@ int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *ke
 		    int *fd, uint32_t *slot);
 
 /*
- * Makes map @fd, placed at @slot of @prog's outer map of tables, a vacancy,
- * unless @prog has SG_MAX_VACANCIES: 0, or -ENOSPC, or -errno. The caller
- * holds the pins lock exclusively and has made sure no policy names the map.
+ * Whether @prog has room for map @fd as a vacancy: a program keeps one per
+ * size class (from 2^k to 2^(k+1) - 1 pages), as their memory is held while
+ * they wait: at most about four times the largest.
+ */
+bool sg_vacancy_has_room(const struct sg_program *prog, int fd);
+
+/*
+ * Makes map @fd, placed at @slot of @prog's outer map of tables, a vacancy:
+ * 0 or -errno. The caller holds the pins lock exclusively, has made sure no
+ * policy names the map, and that there is room for it.
  */
 int sg_vacancy_make(const struct sg_program *prog, uint32_t slot, int fd);
-
-/* How many vacancies @prog has. */
-size_t sg_vacancy_count(const struct sg_program *prog);
 
 /* Whether a vacancy of @prog is pinned at @slot. */
 bool sg_vacancy_pinned(const struct sg_program *prog, uint32_t slot);

@@ -354,10 +354,9 @@ take_fresh() { mv "$WORK/fresh-$1.json" "$WORK/profiles/$1.json"; }
 settle() { sleep 0.05; }
 # free_made VARIANT: after a timed run that made a new policy and detached its
 # guard, gc frees that policy (the companions' and the preloaded one stay),
-# so that every round starts from the same node. Left pinned, thirty rounds
-# of 10,000-rule policies hold 150 MB, and on this VM memory taken after
-# that much is held comes slower: a new policy's tables took 4 ms with one
-# unused policy pinned and 14 to 18 ms with thirty.
+# so that every round starts from the same node: the one a periodic gc
+# keeps, whose vacancies (docs/design.md) a new policy of their size takes.
+# Left pinned, thirty rounds of 10,000-rule policies would hold 150 MB.
 free_made() {
 	case $1 in
 	100new | 10k) "$SG" gc --min-age 0 >/dev/null 2>&1 || die "gc after $1 failed" ;;
@@ -459,10 +458,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 	take_fresh b100new
 	settle
 	shimmed 100new shim_100.txt
+	free_made 100new
 	refill
 	take_fresh b100new
 	settle
 	phased 100new phases_100.txt
+	free_made 100new
 	refill
 	settle
 	shimmed 100use shim_100use.txt
@@ -472,10 +473,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 		take_fresh b10knew
 		settle
 		shimmed 10k shim_10k.txt
+		free_made 10k
 		refill
 		take_fresh b10knew
 		settle
 		phased 10k phases_10k.txt
+		free_made 10k
 		refill
 	fi
 	"$ST" check -- "$SG" check "$WORK/profiles/b100new.json" >>"$WORK/raw/proxy.txt"
