@@ -19,6 +19,7 @@
 
 #include <bpf/bpf.h>
 
+#include "base/log.h"
 #include "base/siphash.h"
 #include "base/util.h"
 #include "policy/inputs.h" /* sg_build_id */
@@ -232,6 +233,8 @@ static int open_tables_map(const struct sg_program *prog, const char *key, const
 	int r = sg_vacancy_take(prog, n_pages, key, path, fd, slot);
 	if (r != 0) {
 		m->tables_placed = r > 0;
+		if (r > 0)
+			sg_debug("policy %s: its tables take the vacancy at slot %u", key, *slot);
 		return r < 0 ? r : 0;
 	}
 	*fd = sg_map_create(BPF_MAP_TYPE_ARRAY, policy_pins[SG_OUTER_TABLES], sizeof(uint32_t),
