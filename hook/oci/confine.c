@@ -152,9 +152,12 @@ static const uint32_t needed[] = {
 };
 
 #ifdef __SANITIZE_ADDRESS__
-/* LeakSanitizer stops the world at exit: a tracer thread ptraces every thread. */
+/*
+ * LeakSanitizer stops the world at exit: a tracer thread ptraces every
+ * thread, and the hook's waits for it yielding.
+ */
 static const uint32_t sanitizer_needs[] = {
-    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_tgkill,
+    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_tgkill, __NR_sched_yield,
 #ifdef __x86_64__
     __NR_getdents,
 #endif
