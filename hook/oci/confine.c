@@ -153,11 +153,12 @@ static const uint32_t needed[] = {
 
 #ifdef __SANITIZE_ADDRESS__
 /*
- * LeakSanitizer stops the world at exit: a tracer thread ptraces every
- * thread, and the hook's waits for it yielding.
+ * LeakSanitizer stops the world at exit: a tracer task, which checks that
+ * its parent is the hook, ptraces every thread, and the hook waits for it
+ * yielding. A call it lacks kills the tracer alone: the hook then spins.
  */
 static const uint32_t sanitizer_needs[] = {
-    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_tgkill, __NR_sched_yield,
+    __NR_ptrace,   __NR_waitid, __NR_prctl, __NR_tgkill, __NR_sched_yield, __NR_getppid,
 #ifdef __x86_64__
     __NR_getdents,
 #endif
