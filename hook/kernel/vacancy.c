@@ -10,8 +10,6 @@
 
 #include <bpf/bpf.h>
 
-#include "base/util.h"
-#include "kernel/fault.h"
 
 uint32_t sg_vacancy_pages_for(uint32_t need)
 {
@@ -38,7 +36,7 @@ static bool parse_vacancy(const char *name, uint32_t *slot, uint32_t *pages)
 	return true;
 }
 
-/* More than a program has: one per size class, and those of hooks killed mid-take. */
+/* More than a program has: one per size class (32 at most). */
 #define MAX_LISTED 64
 
 struct vacancy {
@@ -46,21 +44,19 @@ struct vacancy {
 	uint32_t slot, pages;
 };
 
-/* The vacancies of @prog, at most @max into @out; returns how many there are. */
-static size_t list_vacancies(const struct sg_program *prog, struct vacancy *out, size_t max)
+/* The vacancies of @prog into @out, MAX_LISTED at most; returns how many. */
+static size_t list_vacancies(const struct sg_program *prog, struct vacancy out[MAX_LISTED])
 {
 	char dir[PATH_MAX];
 	size_t n = 0;
 
 	program_dir(prog, dir);
 	DIR *d = opendir(dir);
-	for (struct dirent *de; d && (de = readdir(d));) {
-		struct vacancy v;
-		if (!parse_vacancy(de->d_name, &v.slot, &v.pages))
+	for (struct dirent *de; d && n < MAX_LISTED && (de = readdir(d));) {
+		struct vacancy *v = &out[n];
+		if (!parse_vacancy(de->d_name, &v->slot, &v->pages))
 			continue;
-		snprintf(v.name, sizeof(v.name), "%s", de->d_name);
-		if (n < max)
-			out[n] = v;
+		snprintf(v->name, sizeof(v->name), "%s", de->d_name);
 		n++;
 	}
 	if (d)
@@ -73,18 +69,21 @@ static unsigned size_class(uint32_t pages)
 	return 31u - (unsigned)__builtin_clz(pages);
 }
 
+/* The pages of map @fd, an array of pages; 0 for any other map. */
 static uint32_t pages_of(int fd)
 {
 	struct bpf_map_info info = {0};
 	uint32_t len = sizeof(info);
 
-	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.max_entries : 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0 || info.value_size != SG_PAGE_SIZE)
+		return 0;
+	return info.max_entries;
 }
 
 bool sg_vacancy_has_room(const struct sg_program *prog, int fd)
 {
 	struct vacancy v[MAX_LISTED];
-	size_t n = list_vacancies(prog, v, MAX_LISTED);
+	size_t n = list_vacancies(prog, v);
 	uint32_t pages = pages_of(fd);
 
 	if (pages == 0 || n >= MAX_LISTED)
@@ -107,16 +106,6 @@ static const struct vacancy *best_fit(const struct vacancy *v, size_t n, uint32_
 	return best;
 }
 
-/* Whether map @fd is an array of at least @pages pages, as a vacancy's name says. */
-static bool has_pages(int fd, uint32_t pages)
-{
-	struct bpf_map_info info = {0};
-	uint32_t len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.value_size == SG_PAGE_SIZE &&
-	       info.max_entries >= pages;
-}
-
 int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *key, const char *path,
 		    int *fd, uint32_t *slot)
 {
@@ -125,12 +114,13 @@ int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *ke
 	char holder[SG_KEY_LEN] = {0};
 
 	program_dir(prog, dir);
-	/* Another hook may take the one picked first: then the next, from a new list. */
+	/*
+	 * Another hook may take the one picked first: then the next, from a new
+	 * list, a few times; after that, making a map is as quick.
+	 */
 	for (int attempt = 0; attempt < 4; attempt++) {
-		size_t n = list_vacancies(prog, v, SG_ARRAY_SIZE(v));
-		const struct vacancy *pick =
-		    best_fit(v, n < SG_ARRAY_SIZE(v) ? n : SG_ARRAY_SIZE(v), need);
-		if (!pick || sg_injected_fault("vacancy"))
+		const struct vacancy *pick = best_fit(v, list_vacancies(prog, v), need);
+		if (!pick)
 			return 0;
 		snprintf(from, sizeof(from), "%s/%s", dir, pick->name);
 		if (rename(from, path) < 0) {
@@ -141,7 +131,7 @@ int sg_vacancy_take(const struct sg_program *prog, uint32_t need, const char *ke
 		*fd = bpf_obj_get(path);
 		if (*fd < 0)
 			return -errno;
-		if (!has_pages(*fd, pick->pages))
+		if (pages_of(*fd) < pick->pages) /* not what its name says */
 			return -EPROTO;
 		snprintf(holder, sizeof(holder), "%s", key);
 		if (bpf_map_update_elem(prog->slots_fd, &pick->slot, holder, BPF_EXIST) < 0)
@@ -174,11 +164,11 @@ static bool vacancy_at(const struct sg_program *prog, uint32_t slot, bool unpin)
 {
 	struct vacancy v[MAX_LISTED];
 	char dir[PATH_MAX], path[PATH_MAX];
-	size_t n = list_vacancies(prog, v, SG_ARRAY_SIZE(v));
+	size_t n = list_vacancies(prog, v);
 	bool found = false;
 
 	program_dir(prog, dir);
-	for (size_t i = 0; i < n && i < SG_ARRAY_SIZE(v); i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (v[i].slot != slot)
 			continue;
 		found = true;
