@@ -10,7 +10,6 @@
 
 #include <bpf/bpf.h>
 
-
 uint32_t sg_vacancy_pages_for(uint32_t need)
 {
 	return need + need / 8 + 1;
