@@ -219,7 +219,8 @@ static void write_table(size_t t, const struct sg_compiled *c, const struct sg_c
 
 /*
  * Opens the policy's map of tables into m->fds: a vacancy that fits
- * (vacancy.h), moved into @staging, whose slot *@slot gets; else a new map.
+ * (vacancy.h), moved into the directory @staging, whose slot *@slot gets;
+ * else a new map.
  */
 static int open_tables_map(const struct sg_program *prog, const char *key, const char *staging,
 			   uint32_t n_pages, struct policy_maps *m, uint32_t *slot)
@@ -227,8 +228,6 @@ static int open_tables_map(const struct sg_program *prog, const char *key, const
 	char path[PATH_MAX];
 	int *fd = &m->fds[SG_OUTER_TABLES];
 
-	if (mkdir(staging, 0700) < 0 && errno != EEXIST)
-		return -errno;
 	snprintf(path, sizeof(path), "%s/%s", staging, policy_pins[SG_OUTER_TABLES]);
 	int r = sg_vacancy_take(prog, n_pages, key, path, fd, slot);
 	if (r != 0) {
@@ -389,14 +388,13 @@ static int write_info(const struct policy_maps *m, const struct sg_policy_info *
 	return bpf_map_update_elem(m->fds[PIN_INFO], &zero, info, BPF_ANY) < 0 ? -errno : 0;
 }
 
+/* Pins the maps of @m in the staging directory @dir, but a vacancy, pinned there already. */
 static int pin_maps(const struct policy_maps *m, const char *dir)
 {
 	char path[PATH_MAX];
 
 	if (sg_injected_fault("pin"))
 		return -EIO;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
 	for (size_t i = 0; i < SG_ARRAY_SIZE(policy_pins); i++) {
 		if (i == SG_OUTER_TABLES && m->tables_placed)
 			continue; /* pinned there as it was taken */
@@ -801,7 +799,9 @@ static int find_or_make(struct sg_program *prog, const struct sg_compiled *c, st
 	snprintf(staging, sizeof(staging), "%s/%s%d-%s", SG_POLICY_ROOT, SG_STAGING_PREFIX,
 		 (int)getpid(), out->key);
 	sg_unpin_dir(staging);
-	int r = new_info(prog, c, &info);
+	int r = mkdir(staging, 0700) < 0 ? -errno : 0;
+	if (r == 0)
+		r = new_info(prog, c, &info);
 	if (r == 0)
 		r = sg_program_open_slots(prog);
 	if (r == 0)
@@ -1014,19 +1014,35 @@ int sg_tables_remove_many(const char (*keys)[SG_KEY_LEN], size_t n)
 	return removed;
 }
 
+/*
+ * The claimed slot after *@slot (the first when @first) into *@slot, and its
+ * holder, NUL-terminated; false after the last.
+ */
+static bool next_claimed_slot(const struct sg_program *prog, bool first, uint32_t *slot,
+			      char holder[SG_KEY_LEN])
+{
+	uint32_t next;
+
+	while (bpf_map_get_next_key(prog->slots_fd, first ? NULL : slot, &next) == 0) {
+		first = false;
+		*slot = next;
+		if (bpf_map_lookup_elem(prog->slots_fd, slot, holder) == 0) {
+			holder[SG_KEY_LEN - 1] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
 int sg_tables_release_orphan_slots(const struct sg_program *prog)
 {
 	char holder[SG_KEY_LEN];
 	struct sg_policy_info info;
-	uint32_t slot, next;
+	uint32_t slot;
 	int released = 0;
 
-	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
-	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
-		slot = next;
-		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) < 0)
-			continue;
-		holder[SG_KEY_LEN - 1] = '\0';
+	for (bool more = next_claimed_slot(prog, true, &slot, holder); more;
+	     more = next_claimed_slot(prog, false, &slot, holder)) {
 		/* Pinned under the holder's key with this slot: a policy, not an orphan. */
 		if (sg_tables_read_info(holder, &info) == 0 && info.slot == slot)
 			continue;
@@ -1041,14 +1057,11 @@ int sg_tables_release_orphan_slots(const struct sg_program *prog)
 bool sg_tables_any_policy(const struct sg_program *prog)
 {
 	char holder[SG_KEY_LEN];
-	uint32_t slot, next;
+	uint32_t slot;
 
-	for (int r = bpf_map_get_next_key(prog->slots_fd, NULL, &next); r == 0;
-	     r = bpf_map_get_next_key(prog->slots_fd, &slot, &next)) {
-		slot = next;
-		if (bpf_map_lookup_elem(prog->slots_fd, &slot, holder) == 0 &&
-		    strncmp(holder, SG_VACANT, sizeof(holder)) != 0)
+	for (bool more = next_claimed_slot(prog, true, &slot, holder); more;
+	     more = next_claimed_slot(prog, false, &slot, holder))
+		if (strcmp(holder, SG_VACANT) != 0)
 			return true;
-	}
 	return false;
 }
