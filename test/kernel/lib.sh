@@ -134,6 +134,17 @@ usage_status() { "$@" </dev/null >/dev/null 2>&1; echo $?; }
 first_policy_hash() { python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["policy_hash"])'; }
 policy_of() { "$SG" status --container "$1" --json | first_policy_hash; }
 policy_of_cgroup() { "$SG" status --cgroup "$1" --json 2>/dev/null | first_policy_hash; }
+# program_of_cgroup DIR: the key of the node program DIR's guard uses.
+program_of_cgroup() {
+	"$SG" status --cgroup "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])'
+}
+# slots PROGRAM: the slots map of node program PROGRAM, a line "SLOT HOLDER" each.
+slots() {
+	bpftool -j map dump pinned "/sys/fs/bpf/sysctl-guard/programs/$1/slots" | python3 -c 'import json, sys
+for e in json.load(sys.stdin):
+    print(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little"),
+          bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode())'
+}
 
 # Entries of the node programs' outer maps at slots no policy holds: 0 at
 # every moment (a slot is claimed before it is placed, emptied before it is

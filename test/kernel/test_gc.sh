@@ -139,22 +139,16 @@ TAKER=$(policy taker "$(many_rules "b$$" read-write)")
 new_cgroup KEEP # its guard keeps the program, and with it the vacancies
 new_cgroup VAC
 attach "$KEEP" "$OPEN" && attach "$VAC" "$VACATED" || finish
-PROGRAM=$("$SG" status --cgroup "$VAC" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])')
+PROGRAM=$(program_of_cgroup "$VAC")
 # Vacancies of earlier tests would leave no room for one more: unpinned, gc frees their slots.
 rm -f "$PINS/programs/$PROGRAM"/vacant-*
 "$SG" gc --min-age 0 >/dev/null 2>&1
 # holder_of SLOT, slot_of HOLDER: the slots map, both ways.
-slots_json() { bpftool -j map dump pinned "$PINS/programs/$PROGRAM/slots"; }
-holder_of() { slots_json | python3 -c 'import json, sys
-for e in json.load(sys.stdin):
-    if int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little") == int(sys.argv[1]):
-        print(bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode())' "$1"; }
-slot_of() { slots_json | python3 -c 'import json, sys
-for e in json.load(sys.stdin):
-    if bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode() == sys.argv[1]:
-        print(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little"))' "$1"; }
-expect "the policy to vacate denies kernel.domainname and its long name" "EPERM EPERM" sh -c \
-	"echo \$(\"$SG_IO\" --cgroup \"$VAC\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$VAC\" --net write $(echo "$LONG_NAME" | tr . /) 1000)"
+holder_of() { slots "$PROGRAM" | awk -v slot="$1" '$1 == slot { print $2 }'; }
+slot_of() { slots "$PROGRAM" | awk -v holder="$1" '$2 == holder { print $1 }'; }
+# What writes of kernel.domainname and of the long name in VAC get.
+vac_writes() { echo "$(io "$VAC" --uts write kernel/domainname x) $(io "$VAC" --net write "$(echo "$LONG_NAME" | tr . /)" 1000)"; }
+expect "the policy to vacate denies kernel.domainname and its long name" "EPERM EPERM" vac_writes
 VACATED_KEY=$(policy_of_cgroup "$VAC")
 SLOT=$(slot_of "$VACATED_KEY")
 "$SG" detach --cgroup "$VAC" >/dev/null
@@ -167,8 +161,7 @@ attach "$VAC" "$TAKER" || finish
 TAKER_KEY=$(policy_of_cgroup "$VAC")
 taker_slot() { echo "$(slot_of "$TAKER_KEY") $(vacancies)"; }
 expect "a new policy of its size takes the vacancy" "$SLOT 0" taker_slot
-expect "... and enforces its rules, none of the old policy's" "ok ok" sh -c \
-	"echo \$(\"$SG_IO\" --cgroup \"$VAC\" --uts write kernel/domainname x) \$(\"$SG_IO\" --cgroup \"$VAC\" --net write $(echo "$LONG_NAME" | tr . /) 1000)"
+expect "... and enforces its rules, none of the old policy's" "ok ok" vac_writes
 "$SG" detach --cgroup "$VAC" >/dev/null
 "$SG" detach --cgroup "$KEEP" >/dev/null
 finish

@@ -160,13 +160,8 @@ UNUSED=$(policy unused "{ \"version\": 1, \"rules\": [{ \"name\": \"kernel.sg_li
 new_cgroup ONCE
 attach "$ONCE" "$UNUSED" || finish
 KEY=$(policy_of_cgroup "$ONCE")
-PROGRAM=$("$SG" status --cgroup "$ONCE" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["program"])')
-slots_held_by_key() {
-	bpftool -j map dump pinned "/sys/fs/bpf/sysctl-guard/programs/$PROGRAM/slots" | python3 -c '
-import json, sys
-held = [e for e in json.load(sys.stdin) if bytes(int(b, 16) for b in e["value"]).rstrip(b"\0").decode() == sys.argv[1]]
-print(len(held))' "$KEY"
-}
+PROGRAM=$(program_of_cgroup "$ONCE")
+slots_held_by_key() { slots "$PROGRAM" | awk -v key="$KEY" '$2 == key' | wc -l; }
 expect "the policy holds one slot" "1" slots_held_by_key
 "$SG" detach --cgroup "$ONCE" >/dev/null
 "$SG" gc --min-age 0 >/dev/null 2>&1
