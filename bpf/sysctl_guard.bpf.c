@@ -84,8 +84,9 @@ struct sg_env {
 	const struct sg_config *cfg;
 	void *tables; /* the policy's map (sysctl_guard.h) */
 	__u32 slot;
-	__u32 name_len;	    /* of the name in scratch.key: which exact table holds it */
-	__u32 value_loaded; /* scratch.cur holds the value being written */
+	__u32 name_len;	       /* of the name in scratch.key: which exact table holds it */
+	__u32 value_loaded;    /* scratch.cur holds the value being written */
+	__u32 host_namespaces; /* the guard's: enum sg_namespace */
 	struct bpf_sysctl *ctx;
 };
 
@@ -102,6 +103,7 @@ static SG_INLINE int sg_env_open(struct sg_env *env, const struct sg_guard_stora
 		return 0; /* attached, policy not written yet */
 	env->cfg = &g->config;
 	env->slot = slot;
+	env->host_namespaces = g->host_namespaces;
 	env->tables = bpf_map_lookup_elem(&policy_tables, &slot);
 	return env->tables != 0;
 }
@@ -125,6 +127,11 @@ static SG_INLINE void *sg_table_at(struct sg_env *env, __u32 table, __u32 i, __u
 static SG_INLINE const struct sg_config *sg_env_config(struct sg_env *env)
 {
 	return env->cfg;
+}
+
+static SG_INLINE __u32 sg_env_host_namespaces(struct sg_env *env)
+{
+	return env->host_namespaces;
 }
 
 static SG_INLINE const struct sg_rule_entry *sg_env_rule(struct sg_env *env, __u32 rule)

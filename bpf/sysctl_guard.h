@@ -45,10 +45,25 @@ enum sg_on_violation {
 };
 
 enum sg_rule_flags {
-	SG_RULE_VALUES = 1 << 0,    /* the written value must be in the values table */
-	SG_RULE_RANGE = 1 << 1,	    /* integer fields must lie in min/max */
-	SG_RULE_RANGE_ALL = 1 << 2, /* one min/max (index 0) applies to every field */
-	SG_RULE_REWRITE = 1 << 3,   /* an accepted write is replaced by rewrite[] */
+	SG_RULE_VALUES = 1 << 0,	 /* the written value must be in the values table */
+	SG_RULE_RANGE = 1 << 1,		 /* integer fields must lie in min/max */
+	SG_RULE_RANGE_ALL = 1 << 2,	 /* one min/max (index 0) applies to every field */
+	SG_RULE_REWRITE = 1 << 3,	 /* an accepted write is replaced by rewrite[] */
+	SG_RULE_HOST_NAMESPACE = 1 << 4, /* its writes may reach a namespace shared with the host */
+};
+
+/*
+ * The namespaces that own sysctls (docs/namespaces.md): a write to a sysctl
+ * of a namespace the guarded processes share with the host changes the
+ * host's value.
+ */
+enum sg_namespace {
+	SG_NS_NET = 1 << 0,
+	SG_NS_UTS = 1 << 1,
+	SG_NS_IPC = 1 << 2,
+	SG_NS_USER = 1 << 3,
+	SG_NS_PID = 1 << 4,
+	SG_NS_TYPES = 5,
 };
 
 /* What happened to one access. AUDIT: an audit-mode layer would have denied or rewritten. */
@@ -235,8 +250,10 @@ enum sg_table {
 #define SG_TEXTS_SHIFT	  9
 #define SG_COUNTERS_SHIFT 3
 #define SG_TABLE_SHIFTS                                                                            \
-	{SG_EXACT_SHIFT, SG_DFA_SHIFT, SG_RULES_SHIFT, SG_VALUES_SHIFT, SG_TEXTS_SHIFT,            \
-	 SG_COUNTERS_SHIFT}
+	{                                                                                          \
+		SG_EXACT_SHIFT, SG_DFA_SHIFT, SG_RULES_SHIFT, SG_VALUES_SHIFT, SG_TEXTS_SHIFT,     \
+		    SG_COUNTERS_SHIFT                                                              \
+	}
 #define SG_TEXT_SLOT (1u << SG_TEXTS_SHIFT)
 
 _Static_assert(sizeof(struct sg_exact_bucket) == 1u << SG_EXACT_SHIFT, "exact bucket");
@@ -315,11 +332,12 @@ struct sg_inputs_entry {
 };
 
 struct sg_guard_storage {
-	__u64 cgroup_id; /* the guarded cgroup, for events */
-	__u32 learn;	 /* record every access in the seen map */
-	__u32 events;	 /* enum sg_event_policy, beyond denials and rewrites */
-	__u32 slot;	 /* the policy's tables in the outer maps */
-	__u32 pad;
+	__u64 cgroup_id;       /* the guarded cgroup, for events */
+	__u32 learn;	       /* record every access in the seen map */
+	__u32 events;	       /* enum sg_event_policy, beyond denials and rewrites */
+	__u32 slot;	       /* the policy's tables in the outer maps */
+	__u32 host_namespaces; /* enum sg_namespace: those the guarded processes share with the host
+				*/
 	/*
 	 * The guard's decisions by verdict, and events lost: the program adds
 	 * to them atomically (one map for all a guard holds: each map of
@@ -368,9 +386,10 @@ struct sg_program_config {
 /*
  * Per-rule counters of a policy (all cgroups it guards): one row of
  * SG_VERDICT_COUNT per rule, then one row per layer for names no rule
- * matched, then one row for accesses decided before any rule (name too long).
+ * matched, then one row for accesses decided before any rule (name too long),
+ * then one for writes denied as host-level (SG_REASON_HOST_NAMESPACE).
  */
-#define SG_EXTRA_COUNTER_ROWS 1
+#define SG_EXTRA_COUNTER_ROWS 2
 
 #define SG_EVENT_VERSION 1
 

@@ -16,6 +16,9 @@
  *       sg_match_name, declared before and defined after this file: in BPF
  *       a global function
  *   int sg_env_has_value(struct sg_env *env, const struct sg_value_hash_key *key);
+ *   __u32 sg_env_host_namespaces(struct sg_env *env);
+ *       enum sg_namespace: the namespaces the accessing processes share with
+ *       the host
  *   void sg_env_load_value(struct sg_env *env, struct sg_scratch *s);
  *       puts the value being written in s->cur (and its lengths), once: only
  *       constrained writes read it
@@ -44,7 +47,8 @@ enum sg_reason {
 	SG_REASON_REWRITTEN,	   /* the rule's rewrite value replaced the write */
 	SG_REASON_NO_REWRITE,	   /* a rewrite or clamp, but this kernel ignores rewrites */
 	SG_REASON_PINNED,	   /* a linux.sysctl pair of the container's config */
-	SG_REASON_LATER_REWRITE, /* a later layer rewrote or clamped to a value this one refuses */
+	SG_REASON_LATER_REWRITE,  /* a later layer rewrote or clamped to a value this one refuses */
+	SG_REASON_HOST_NAMESPACE, /* a write to a namespace shared with the host */
 	SG_REASON_COUNT,
 };
 
@@ -124,6 +128,87 @@ static SG_INLINE __u32 sg_find_rule(struct sg_env *env, struct sg_scratch *s, __
 
 	s->key.layer = layer;
 	return sg_env_match(env, &s->key, cfg->layers[layer & (SG_LAYERS_MAX - 1)].dfa_start);
+}
+
+/*
+ * The sysctls the kernel keeps per namespace, as it registers them (docs/
+ * namespaces.md says where, and since which kernel): whole subtrees by their
+ * prefix (@len: its bytes), single sysctls by their name (@len 0). A name
+ * here is in slash form, zero padded, and compared as three words.
+ */
+#define SG_NS_NAME_BYTES 24
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "sg_ns_word_mask");
+struct sg_ns_name {
+	char name[SG_NS_NAME_BYTES];
+	__u32 len;
+	__u32 ns; /* enum sg_namespace */
+};
+
+static const struct sg_ns_name sg_ns_names[] = {
+    {"net/", 4, SG_NS_NET},	       /* net/sysctl_net.c: per network namespace */
+    {"user/", 5, SG_NS_USER},	       /* kernel/ucount.c */
+    {"fs/mqueue/", 10, SG_NS_IPC},     /* ipc/mq_sysctl.c */
+    {"kernel/hostname", 0, SG_NS_UTS}, /* kernel/utsname_sysctl.c */
+    {"kernel/domainname", 0, SG_NS_UTS},
+    {"kernel/ostype", 0, SG_NS_UTS},
+    {"kernel/osrelease", 0, SG_NS_UTS},
+    {"kernel/version", 0, SG_NS_UTS},
+    {"kernel/shmmax", 0, SG_NS_IPC}, /* ipc/ipc_sysctl.c */
+    {"kernel/shmall", 0, SG_NS_IPC},
+    {"kernel/shmmni", 0, SG_NS_IPC},
+    {"kernel/shm_rmid_forced", 0, SG_NS_IPC},
+    {"kernel/msgmax", 0, SG_NS_IPC},
+    {"kernel/msgmni", 0, SG_NS_IPC},
+    {"kernel/msgmnb", 0, SG_NS_IPC},
+    {"kernel/auto_msgmni", 0, SG_NS_IPC},
+    {"kernel/sem", 0, SG_NS_IPC},
+    {"kernel/sem_next_id", 0, SG_NS_IPC},
+    {"kernel/msg_next_id", 0, SG_NS_IPC},
+    {"kernel/shm_next_id", 0, SG_NS_IPC},
+    {"kernel/ns_last_pid", 0, SG_NS_PID}, /* kernel/pid_namespace.c */
+    {"vm/memfd_noexec", 0, SG_NS_PID},
+};
+#define SG_NS_NAMES (sizeof(sg_ns_names) / sizeof(sg_ns_names[0]))
+
+/* Unrolled in BPF, the table's words become constants the verifier need not track. */
+#ifdef __clang__
+#define SG_UNROLL _Pragma("unroll")
+#else
+#define SG_UNROLL
+#endif
+
+/* Of word @k of a name, the bytes a prefix of @len bytes covers (all for 0: a whole name). */
+static SG_INLINE __u64 sg_ns_word_mask(__u32 len, __u32 k)
+{
+	if (len == 0 || len >= 8 * (k + 1))
+		return ~0ull;
+	if (len <= 8 * k)
+		return 0;
+	return (1ull << (8 * (len - 8 * k))) - 1; /* little-endian: the first bytes */
+}
+
+/*
+ * The namespace (enum sg_namespace) whose copy of the sysctl named in @key an
+ * access reaches, or 0 for one the kernel keeps once for the whole system.
+ */
+static SG_INLINE __u32 sg_name_namespace(const struct sg_exact_key *key)
+{
+	__u64 w[3];
+
+	__builtin_memcpy(w, key->name, sizeof(w));
+	SG_UNROLL
+	for (__u32 i = 0; i < SG_NS_NAMES; i++) {
+		const struct sg_ns_name *n = &sg_ns_names[i];
+		__u64 t[3];
+		__u32 same = 1;
+
+		__builtin_memcpy(t, n->name, sizeof(t));
+		for (__u32 k = 0; k < 3; k++)
+			same &= (w[k] & sg_ns_word_mask(n->len, k)) == t[k];
+		if (same)
+			return n->ns;
+	}
+	return 0;
 }
 
 /* SipHash's round; the values hash runs one per byte of the normalised value. */
@@ -734,6 +819,9 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 	/* Each enforcing layer's rule, for the check of a later layer's rewrite. */
 	const struct sg_rule_entry *enforced[SG_LAYERS_MAX] = {0};
 	__u32 enforced_idx[SG_LAYERS_MAX] = {0};
+	/* A write the host sees: each layer's rule must opt in to it. */
+	__u32 host_ns = sg_env_host_namespaces(env);
+	int host_level = write && host_ns && (sg_name_namespace(&s->key) & host_ns);
 
 	for (layer = 0; layer < SG_LAYERS_MAX && layer < cfg->n_layers; layer++) {
 		const struct sg_layer *l = &cfg->layers[layer];
@@ -746,6 +834,11 @@ static SG_INLINE void sg_decide(struct sg_env *env, struct sg_scratch *s, int wr
 		__u32 reason = SG_REASON_ACCESS, rewritten = 0;
 		int denied = access < (write ? SG_ACCESS_READ_WRITE : SG_ACCESS_READ);
 
+		if (!denied && host_level && !(rule && (rule->flags & SG_RULE_HOST_NAMESPACE))) {
+			reason = SG_REASON_HOST_NAMESPACE;
+			row = cfg->n_rules + cfg->n_layers + 1;
+			denied = 1;
+		}
 		if (!denied && write) {
 			reason = sg_check_write(env, s, rule, file_pos, enforce, &rewritten);
 			denied = sg_is_violation(reason);

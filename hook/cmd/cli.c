@@ -25,10 +25,14 @@ const struct sg_command sg_commands[] = {
     {"check", sg_cmd_check, "FILE...",
      "Validates policy files. Errors name the file, line:column and JSON path.\n"
      "Exit status 0 when every file is valid, 1 otherwise.\n"},
-    {"explain", sg_cmd_explain, "FILE NAME [--write VALUE] [--pos N] | FILE --batch",
+    {"explain", sg_cmd_explain,
+     "FILE NAME [--write VALUE] [--pos N] [--host-namespaces LIST] | FILE --batch",
      "Shows the decision FILE's policy takes for reading NAME (or writing VALUE to\n"
      "it at file position N, default 0) and the rule that made it. With --batch,\n"
-     "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"},
+     "reads names from stdin and prints NAME allow|deny|rewrite|audit per line.\n"
+     "--host-namespaces LIST: the writer shares these namespaces with the host\n"
+     "(net,uts,ipc,user,pid, all or none; default none), as a container without\n"
+     "its own network namespace shares net.\n"},
     {"attach", sg_cmd_attach, "--cgroup DIR (--policy FILE | --profile NAME)",
      "Guards the cgroup v2 directory DIR (and its descendants) with a policy,\n"
      "replacing the guard already there (not a container's: detach that first).\n"
@@ -241,6 +245,8 @@ static void print_rule(const struct sg_compiled *c, const struct sg_policy_set *
 		printf(", %u allowed value%s", r->n_values, sg_plural(r->n_values));
 	if (e->flags & SG_RULE_REWRITE && e->text < c->n_texts)
 		printf(", rewrite \"%s\"", c->texts[e->text].rewrite);
+	if (e->flags & SG_RULE_HOST_NAMESPACE)
+		printf(", allow_host_namespace");
 	printf("\n");
 }
 
@@ -297,8 +303,25 @@ static int compile_file(const char *file, struct sg_policy *policy, struct sg_po
 	return 0;
 }
 
+/* Which namespace keeps the sysctl, and whether the writer shares it with the host. */
+static void print_namespace(const char *name, uint32_t host_namespaces)
+{
+	uint32_t ns = sg_namespace_of(name);
+
+	if (!ns) {
+		printf("  namespace: none; the kernel keeps one value for the whole host\n");
+		return;
+	}
+	printf("  namespace: %s; %s\n", sg_namespace_name(ns),
+	       host_namespaces & ns
+		   ? "shared with the host (--host-namespaces): a write is "
+		     "the host's, allowed only by a rule with allow_host_namespace"
+		   : "the container's own (--host-namespaces names it if it is the "
+		     "host's)");
+}
+
 /* One decision per name on stdin: "NAME allow|deny|rewrite|audit". */
-static int explain_batch(const char *file, const char *value)
+static int explain_batch(const char *file, const char *value, uint32_t host_namespaces)
 {
 	static const char *const words[] = {"allow", "deny", "rewrite", "audit"};
 	struct sg_err err = {0};
@@ -330,7 +353,8 @@ static int explain_batch(const char *file, const char *value)
 		struct sg_access_req req = {.name = name,
 					    .write = value != NULL,
 					    .value = value,
-					    .value_len = value ? strlen(value) : 0};
+					    .value_len = value ? strlen(value) : 0,
+					    .host_namespaces = host_namespaces};
 		sg_eval(&compiled, &req, &d);
 		printf("%s %s\n", line, words[d.verdict]);
 	}
@@ -347,11 +371,13 @@ int sg_cmd_explain(int argc, char **argv)
 	    {"write", required_argument, NULL, 'w'},
 	    {"pos", required_argument, NULL, 'p'},
 	    {"batch", no_argument, NULL, 'b'},
+	    {"host-namespaces", required_argument, NULL, 'n'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *value = NULL;
 	bool batch = false, pos_given = false;
 	unsigned long long pos = 0;
+	uint32_t host_namespaces = 0;
 	int opt;
 
 	optind = 1;
@@ -366,6 +392,13 @@ int sg_cmd_explain(int argc, char **argv)
 				    UINT32_MAX, optarg);
 		} else if (opt == 'b') {
 			batch = true;
+		} else if (opt == 'n') {
+			if (sg_namespace_parse_list(optarg, &host_namespaces) < 0)
+				return sg_usage_error(
+				    "explain",
+				    "--host-namespaces takes a list of net, uts, ipc, user and pid "
+				    "(\"net,uts\"), all or none, not \"%s\"",
+				    optarg);
 		} else {
 			return sg_usage_error("explain", "unknown option");
 		}
@@ -376,7 +409,7 @@ int sg_cmd_explain(int argc, char **argv)
 	if (batch && argc - optind != 1)
 		return sg_usage_error("explain", "--batch takes a policy FILE and names on stdin");
 	if (batch)
-		return explain_batch(argv[optind], value);
+		return explain_batch(argv[optind], value, host_namespaces);
 	if (argc - optind != 2)
 		return sg_usage_error("explain", "expected a policy FILE and a sysctl NAME");
 
@@ -400,6 +433,7 @@ int sg_cmd_explain(int argc, char **argv)
 	    .value = value,
 	    .value_len = value ? strlen(value) : 0,
 	    .file_pos = pos,
+	    .host_namespaces = host_namespaces,
 	};
 	struct sg_decision d;
 	sg_eval(&compiled, &req, &d);
@@ -426,6 +460,7 @@ int sg_cmd_explain(int argc, char **argv)
 		printf("  rule:   none matches; the policy's default is %s\n",
 		       sg_access_name(set.layers[0].default_access));
 	printf("  reason: %s\n", d.reason);
+	print_namespace(name, host_namespaces);
 	if (d.rewritten && d.new_len > req.value_len)
 		print_longer_note(d.new_len, req.value_len);
 	if (set.layers[0].mode == SG_MODE_AUDIT)

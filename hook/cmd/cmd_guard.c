@@ -16,6 +16,7 @@
 #include "compile/compile.h"
 #include "kernel/cgroup.h"
 #include "kernel/guard.h"
+#include "kernel/namespaces.h"
 #include "kernel/probe_rewrite.h"
 #include "oci/config.h"
 #include "cmd/cli.h"
@@ -50,16 +51,14 @@ static int prepare_kernel(struct sg_compiled *compiled, struct sg_err *err)
 int sg_cmd_attach(int argc, char **argv)
 {
 	static const struct option options[] = {
-	    {"cgroup", required_argument, NULL, 'g'},
-	    {"policy", required_argument, NULL, 'p'},
-	    {"profile", required_argument, NULL, 'P'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"log-reads", no_argument, NULL, 'r'},
-	    {NULL, 0, NULL, 0},
+	    {"cgroup", required_argument, NULL, 'g'},  {"policy", required_argument, NULL, 'p'},
+	    {"profile", required_argument, NULL, 'P'}, {"config", required_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},	       {"log-reads", no_argument, NULL, 'r'},
+	    {"pid", required_argument, NULL, 'n'},     {NULL, 0, NULL, 0},
 	};
 	const char *cgroup = NULL, *file = NULL, *profile = NULL, *config_path = NULL;
 	bool force = false, log_reads = false;
+	unsigned long long pid = 0;
 	int opt;
 
 	optind = 1;
@@ -82,6 +81,11 @@ int sg_cmd_attach(int argc, char **argv)
 			break;
 		case 'r':
 			log_reads = true;
+			break;
+		case 'n':
+			if (!sg_parse_number(optarg, INT32_MAX, &pid) || pid == 0)
+				return sg_usage_error(
+				    "attach", "--pid needs a process id, not \"%s\"", optarg);
 			break;
 		default:
 			return sg_usage_error("attach", "unknown option");
@@ -120,7 +124,12 @@ int sg_cmd_attach(int argc, char **argv)
 		goto out;
 	}
 	struct sg_guard_options guard_options = {.description = set.description,
-						 .events = log_reads ? SG_EVENTS_READS : 0};
+						 .events = log_reads ? SG_EVENTS_READS : 0,
+						 .namespaces_checked = pid != 0};
+	if (pid && sg_namespaces_shared((long)pid, &guard_options.host_namespaces, &err) < 0) {
+		status = sg_report(&err);
+		goto out;
+	}
 	struct sg_policy_request request = {.compiled = &compiled};
 	if (sg_guard_attach(cgroup, &request, &guard_options, &meta, &err) < 0) {
 		status = sg_report(&err);

@@ -12,7 +12,9 @@
 #include "base/jsonout.h"
 #include "base/util.h"
 #include "kernel/cgroup.h"
+#include "compile/eval.h"
 #include "kernel/guard.h"
+#include "kernel/namespaces.h"
 #include "cmd/cli.h"
 
 static const char *mode_text(const struct sg_guard_meta *m)
@@ -50,8 +52,40 @@ static void row_label(const struct sg_guard_status *st, uint32_t row, char *out,
 		snprintf(out, cap, "%s", st->rule_names[row].name);
 	else if (row < st->meta.n_rules + st->meta.n_layers)
 		snprintf(out, cap, "(default, layer %u)", row - st->meta.n_rules);
-	else
+	else if (row == st->meta.n_rules + st->meta.n_layers)
 		snprintf(out, cap, "(name too long)");
+	else
+		snprintf(out, cap, "(write to a host namespace)");
+}
+
+/* The namespaces the guarded processes share with the host, for people. */
+static void host_namespaces_line(const struct sg_guard_meta *m)
+{
+	char shared[64];
+
+	if (!m->namespaces_checked) {
+		printf("    namespaces: not checked (attach --pid PID checks them)\n");
+		return;
+	}
+	sg_namespaces_text(m->host_namespaces, shared, sizeof(shared));
+	printf("    namespaces shared with the host: %s%s\n", shared,
+	       m->host_namespaces ? " (writes to their sysctls are denied unless a rule "
+				    "sets allow_host_namespace)"
+				  : "");
+}
+
+/* The same as a JSON array of names, or null when they were not checked. */
+static void host_namespaces_json(const struct sg_guard_meta *m)
+{
+	if (!m->namespaces_checked) {
+		printf("null");
+		return;
+	}
+	printf("[");
+	for (uint32_t i = 0, n = 0; i < SG_NS_TYPES; i++)
+		if (m->host_namespaces & (1u << i))
+			printf("%s\"%s\"", n++ ? ", " : "", sg_namespace_name(1u << i));
+	printf("]");
 }
 
 /* A guard status shows, with its cgroup's directory ("" when the cgroup is gone). */
@@ -93,7 +127,10 @@ static void print_guard_json(const struct shown_guard *g, bool first)
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
 		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
 		       (unsigned long long)totals[v]);
-	printf(", \"events_dropped\": %llu}, \"rules\": [", (unsigned long long)dropped_events(st));
+	printf(", \"events_dropped\": %llu}, \"host_namespaces\": ",
+	       (unsigned long long)dropped_events(st));
+	host_namespaces_json(&st->meta);
+	printf(", \"rules\": [");
 	for (uint32_t row = 0; row < decision_rows(st); row++) {
 		row_label(st, row, label, sizeof(label));
 		printf("%s{\"rule\": ", row ? ", " : "");
@@ -155,6 +192,7 @@ static void print_guard_row(const struct shown_guard *g, int width, bool per_rul
 	if (degraded(g))
 		printf("    this kernel ignores bpf_sysctl_set_new_value(): the policy's rewrite "
 		       "and clamp rules deny instead\n");
+	host_namespaces_line(&st->meta);
 	if (dropped_events(st))
 		printf(
 		    "    %llu events dropped: the ring buffer was full (is a monitor reading?)\n",

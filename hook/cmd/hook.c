@@ -24,6 +24,7 @@
 #include "compile/compile.h"
 #include "kernel/cgroup.h"
 #include "kernel/guard.h"
+#include "kernel/namespaces.h"
 #include "kernel/probe_rewrite.h"
 #include "oci/config.h"
 #include "oci/confine.h"
@@ -105,8 +106,8 @@ static int make_policy(struct hook_ctx *h, struct sg_err *err)
 }
 
 /* make_policy as sg_guard_attach calls it, when the inputs are new on the node. */
-static int make_for_guard(void *arg, const struct sg_compiled **compiled,
-			  const char **description, struct sg_err *err)
+static int make_for_guard(void *arg, const struct sg_compiled **compiled, const char **description,
+			  struct sg_err *err)
 {
 	struct hook_ctx *h = arg;
 	int r = make_policy(h, err);
@@ -242,7 +243,11 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 	    .container_id = h->state.id,
 	    .learn = wants_learning(h),
 	    .events = events,
+	    .namespaces_checked = true,
 	};
+	r = sg_namespaces_shared(h->state.pid, &options.host_namespaces, err);
+	if (r < 0)
+		return r;
 	r = sg_guard_attach(cgroup, &request, &options, meta, err);
 	if (r < 0)
 		return r;

@@ -229,6 +229,8 @@ static int fill_rule(struct sg_compiled *c, struct sequence_index *bounds, uint3
 		e->flags |= SG_RULE_VALUES;
 	if (r->rewrite)
 		e->flags |= SG_RULE_REWRITE;
+	if (r->allow_host_namespace)
+		e->flags |= SG_RULE_HOST_NAMESPACE;
 	if (r->n_ranges) {
 		e->flags |= SG_RULE_RANGE;
 		if (!r->range_per_field) {

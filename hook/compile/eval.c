@@ -5,6 +5,7 @@
  */
 #include "compile/eval.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 
 struct sg_env {
 	const struct sg_compiled *c;
+	__u32 host_namespaces;
 };
 
 static inline const struct sg_config *sg_env_config(struct sg_env *env)
@@ -38,6 +40,11 @@ static inline const struct sg_field_bounds *sg_env_bounds(struct sg_env *env, __
 static inline const struct sg_rule_text *sg_env_text(struct sg_env *env, __u32 text)
 {
 	return text < env->c->n_texts ? &env->c->texts[text] : NULL;
+}
+
+static inline __u32 sg_env_host_namespaces(struct sg_env *env)
+{
+	return env->host_namespaces;
 }
 
 static inline __u32 sg_env_exact(struct sg_env *env, const struct sg_exact_key *key)
@@ -110,6 +117,8 @@ static const char *const reasons[SG_REASON_COUNT] = {
     [SG_REASON_NO_REWRITE] = "rewrite needed but this kernel ignores rewrites",
     [SG_REASON_PINNED] = "a linux.sysctl pair of the container config",
     [SG_REASON_LATER_REWRITE] = "a later layer rewrote or clamped it to a value this layer refuses",
+    [SG_REASON_HOST_NAMESPACE] =
+	"a write to a namespace shared with the host, which no allow_host_namespace rule permits",
 };
 
 const char *sg_reason_text(unsigned reason)
@@ -142,7 +151,7 @@ static const char *access_reason(const struct sg_compiled *c, bool write,
 
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out)
 {
-	struct sg_env env = {.c = c};
+	struct sg_env env = {.c = c, .host_namespaces = req->host_namespaces};
 	struct sg_scratch s;
 	struct sg_result res;
 
@@ -183,6 +192,48 @@ void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struc
 		out->new_value[n] = '\0';
 		out->new_len = n;
 	}
+}
+
+uint32_t sg_namespace_of(const char *slash_name)
+{
+	struct sg_exact_key key;
+
+	memset(&key, 0, sizeof(key));
+	snprintf(key.name, sizeof(key.name), "%s", slash_name);
+	return sg_name_namespace(&key);
+}
+
+static const char *const namespace_names[SG_NS_TYPES] = {"net", "uts", "ipc", "user", "pid"};
+
+const char *sg_namespace_name(uint32_t ns)
+{
+	for (uint32_t i = 0; i < SG_NS_TYPES; i++)
+		if (ns == 1u << i)
+			return namespace_names[i];
+	return "unknown";
+}
+
+int sg_namespace_parse_list(const char *text, uint32_t *ns)
+{
+	*ns = 0;
+	if (strcmp(text, "none") == 0)
+		return 0;
+	if (strcmp(text, "all") == 0) {
+		*ns = (1u << SG_NS_TYPES) - 1;
+		return 0;
+	}
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ",");
+		uint32_t i = 0;
+		while (i < SG_NS_TYPES && (strlen(namespace_names[i]) != len ||
+					   strncmp(p, namespace_names[i], len) != 0))
+			i++;
+		if (i == SG_NS_TYPES)
+			return -EINVAL;
+		*ns |= 1u << i;
+		p += len + (p[len] == ',');
+	}
+	return 0;
 }
 
 unsigned sg_eval_scan_plain_decimal(const char *text, long long *value)

@@ -18,6 +18,7 @@ struct sg_access_req {
 	const char *value; /* written bytes (not NUL terminated), for writes */
 	size_t value_len;
 	uint64_t file_pos;
+	uint32_t host_namespaces; /* enum sg_namespace: those the writer shares with the host */
 };
 
 struct sg_decision {
@@ -37,6 +38,18 @@ uint64_t sg_value_hash(const __u64 key[2], const char *normalised);
 const char *sg_reason_text(unsigned reason);
 
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
+
+/*
+ * The namespace (enum sg_namespace) that keeps the sysctl named @slash_name,
+ * as the program finds it, or 0 for one the kernel keeps once.
+ */
+uint32_t sg_namespace_of(const char *slash_name);
+
+/* "net", "uts", "ipc", "user" or "pid" for one enum sg_namespace bit. */
+const char *sg_namespace_name(uint32_t ns);
+
+/* "net,uts" (those names), "all" or "none" as enum sg_namespace bits; -EINVAL for others. */
+int sg_namespace_parse_list(const char *text, uint32_t *ns);
 
 /*
  * The integer at the start of @text (its first SG_VALUE_MAX - 1 bytes), read

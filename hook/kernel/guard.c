@@ -172,6 +172,8 @@ static void fill_meta(struct sg_guard_meta *meta, uint64_t cgid, const struct sg
 	/* A policy with an audit layer (audit_events) records what it would have done. */
 	meta->learn = o->learn || config->audit_events;
 	meta->save_learned = o->learn;
+	meta->host_namespaces = (uint8_t)o->host_namespaces;
+	meta->namespaces_checked = o->namespaces_checked;
 	for (uint32_t i = 0; i < config->n_layers && i < SG_LAYERS_MAX; i++)
 		meta->layer_modes[i] = config->layers[i].mode;
 	snprintf(meta->policy_key, sizeof(meta->policy_key), "%s", tables->key);
@@ -224,6 +226,7 @@ static int set_storage(const struct sg_program *prog, const struct sg_guard_meta
 						.learn = meta->learn,
 						.events = o->events,
 						.slot = tables->info.slot,
+						.host_namespaces = o->host_namespaces,
 						.config = tables->info.config};
 	if (keep_totals && get_storage(prog, cgid, &now) == 0) {
 		memcpy(storage.verdicts, now.verdicts, sizeof(storage.verdicts));

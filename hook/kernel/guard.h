@@ -36,9 +36,11 @@ struct sg_guard_meta {
 	uint64_t cgroup_id;
 	uint64_t attached_at; /* CLOCK_REALTIME, seconds */
 	uint8_t layer_modes[SG_LAYERS_MAX];
-	uint8_t learn;	      /* the seen map records every access */
-	uint8_t save_learned; /* poststop writes the learned policy (io.sysctl-guard.learn) */
-	uint8_t pad[4];
+	uint8_t learn;		    /* the seen map records every access */
+	uint8_t save_learned;	    /* poststop writes the learned policy (io.sysctl-guard.learn) */
+	uint8_t host_namespaces;    /* enum sg_namespace: shared with the host */
+	uint8_t namespaces_checked; /* host_namespaces was found (the hook, attach --pid) */
+	uint8_t pad[2];
 	char policy_key[SG_KEY_LEN];  /* where the policy's tables are pinned (tables.h) */
 	char program_key[SG_KEY_LEN]; /* where the program is pinned (program.h) */
 	char container_id[72];
@@ -51,6 +53,12 @@ struct sg_guard_options {
 	const char *description;
 	bool learn;	 /* record every access for `learn` */
 	uint32_t events; /* enum sg_event_policy beyond denials and rewrites */
+	/*
+	 * enum sg_namespace: those the guarded processes share with the host,
+	 * whose sysctls they write as the host's (sg_namespaces_shared).
+	 */
+	uint32_t host_namespaces;
+	bool namespaces_checked; /* host_namespaces was found; else it is 0 */
 };
 
 /*

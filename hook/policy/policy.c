@@ -320,15 +320,17 @@ static int parse_name(const struct ctx *c, const struct sg_json *v, const struct
 static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct path *path,
 		      struct sg_rule *rule)
 {
-	enum { NAME, ACCESS, VALUES, RANGE, ON_VIOLATION, REWRITE, N_KEYS };
-	static const char *const keys[N_KEYS + 1] = {"name",	     "access",	"values", "range",
-						     "on_violation", "rewrite", NULL};
+	enum { NAME, ACCESS, VALUES, RANGE, ON_VIOLATION, REWRITE, HOST_NAMESPACE, N_KEYS };
+	static const char *const keys[N_KEYS + 1] = {
+	    "name", "access", "values", "range", "on_violation", "rewrite", "allow_host_namespace",
+	    NULL};
 	const struct path name_path = PATH_KEY(path, "name"),
 			  access_path = PATH_KEY(path, "access"),
 			  values_path = PATH_KEY(path, "values"),
 			  range_path = PATH_KEY(path, "range"),
 			  violation_path = PATH_KEY(path, "on_violation"),
-			  rewrite_path = PATH_KEY(path, "rewrite");
+			  rewrite_path = PATH_KEY(path, "rewrite"),
+			  host_path = PATH_KEY(path, "allow_host_namespace");
 	const struct sg_json *m[N_KEYS] = {NULL};
 	int r, access = 0, violation = 0;
 
@@ -375,15 +377,23 @@ static int parse_rule(const struct ctx *c, const struct sg_json *v, const struct
 		    sg_arena_strndup(c->strings, rewrite->string.text, rewrite->string.len);
 	}
 
+	const struct sg_json *host = m[HOST_NAMESPACE];
+	if (host) {
+		if ((r = expect_type(c, host, SG_JSON_BOOL, &host_path)) < 0)
+			return r;
+		rule->allow_host_namespace = host->boolean;
+	}
+
 	/* Constraints only make sense where writes are allowed. */
 	const struct sg_json *constraint = values	  ? values
 					   : range	  ? range
 					   : on_violation ? on_violation
-							  : rewrite;
+					   : rewrite	  ? rewrite
+							  : host;
 	if (constraint && rule->access != SG_ACCESS_READ_WRITE)
 		return invalid(c, &constraint->pos, path,
-			       "values, range, on_violation and rewrite need access \"read-write\" "
-			       "(access is \"%s\")",
+			       "values, range, on_violation, rewrite and allow_host_namespace need "
+			       "access \"read-write\" (access is \"%s\")",
 			       sg_access_name(rule->access));
 	if (values && range)
 		return invalid(c, &range->pos, path, "use either values or range, not both");

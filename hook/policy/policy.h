@@ -40,6 +40,7 @@ struct sg_rule {
 	bool is_literal;   /* pattern has no wildcard */
 	bool range_per_field;
 	bool shadowed; /* an earlier rule has its name (sg_policy_find_shadowed) */
+	bool allow_host_namespace; /* writes may reach a namespace shared with the host */
 	/* Bytes, not enums' ints: a policy holds up to SG_MAX_RULES rules (64 bytes each). */
 	enum sg_access access : 8;
 	enum sg_on_violation on_violation : 8;

@@ -321,7 +321,7 @@ TEST(messages_name_file_line_col_and_path)
 					"    \"acess\": \"read\"}]\n"
 					"}\n"),
 		  "p.json:3:5: rules[0]: unknown key \"acess\" (expected name, access, values, "
-		  "range, on_violation, rewrite)");
+		  "range, on_violation, rewrite, allow_host_namespace)");
 }
 
 TEST(top_level_rejections)
@@ -376,7 +376,7 @@ TEST(rule_rejections)
 		  "t.json:1:26: rules[0]: \"access\" is required (none, read or read-write)");
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"read\", \"comment\": \"\""),
 		  "t.json:1:58: rules[0]: unknown key \"comment\" (expected name, access, values, "
-		  "range, on_violation, rewrite)");
+		  "range, on_violation, rewrite, allow_host_namespace)");
 	CHECK_STR(rule_rejected("\"name\": 5, \"access\": \"read\""),
 		  "t.json:1:35: rules[0].name: expected a string, got number");
 	CHECK_STR(rule_rejected("\"name\": \"\", \"access\": \"read\""),
@@ -398,17 +398,17 @@ TEST(constraint_rejections)
 {
 	/* constraints on a rule that cannot write, at the constraint */
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"read\", \"values\": [\"1\"]"),
-		  "t.json:1:68: rules[0]: values, range, on_violation and rewrite need access "
+		  "t.json:1:68: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
 		  "\"read-write\" (access is \"read\")");
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"none\", \"range\": [1, 2]"),
-		  "t.json:1:67: rules[0]: values, range, on_violation and rewrite need access "
+		  "t.json:1:67: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
 		  "\"read-write\" (access is \"none\")");
 	CHECK_STR(
 	    rule_rejected("\"name\": \"x\", \"access\": \"read\", \"on_violation\": \"deny\""),
-	    "t.json:1:74: rules[0]: values, range, on_violation and rewrite need access "
+	    "t.json:1:74: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
 	    "\"read-write\" (access is \"read\")");
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"read\", \"rewrite\": \"y\""),
-		  "t.json:1:69: rules[0]: values, range, on_violation and rewrite need access "
+		  "t.json:1:69: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
 		  "\"read-write\" (access is \"read\")");
 
 #define RW "\"name\": \"x\", \"access\": \"read-write\", "
