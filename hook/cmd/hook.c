@@ -194,6 +194,21 @@ static int resolve_cgroup(const struct hook_ctx *h, char out[PATH_MAX], struct s
 }
 
 /*
+ * The namespaces the container shares with the host: its process's, else
+ * (a process already gone, as at a late prestart) what config.json asks for.
+ */
+static int container_namespaces(const struct hook_ctx *h, uint32_t *shared, struct sg_err *err)
+{
+	if (h->state.pid > 0) {
+		struct sg_err pid_err = {0};
+		if (sg_namespaces_shared(h->state.pid, shared, &pid_err) == 0)
+			return 0;
+		sg_debug("%s; trying linux.namespaces", pid_err.msg);
+	}
+	return sg_namespaces_shared_by_config(&h->oci.namespaces, shared, err);
+}
+
+/*
  * Nothing to guard, known before config.json is read: no baseline, and the
  * state carries the container's annotations (they take precedence over
  * config.json's) with none of ours. Runtime configs with a seccomp profile
@@ -245,7 +260,7 @@ static int guard_container(struct hook_ctx *h, uint32_t events, struct sg_guard_
 	    .events = events,
 	    .namespaces_checked = true,
 	};
-	r = sg_namespaces_shared(h->state.pid, &options.host_namespaces, err);
+	r = container_namespaces(h, &options.host_namespaces, err);
 	if (r < 0)
 		return r;
 	r = sg_guard_attach(cgroup, &request, &options, meta, err);

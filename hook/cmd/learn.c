@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "policy/name.h"
 #include "policy/policy.h"
+#include "compile/eval.h"
 #include "kernel/cgroup.h"
 #include "kernel/guard.h"
 #include "kernel/map.h"
@@ -30,6 +31,7 @@ struct learned {
 	char **values; /* as a policy spells them; distinct once the record is read */
 	size_t n_values, values_cap;
 	bool any_value; /* a value that cannot be listed was written (note_unlisted) */
+	bool host_level; /* written in a namespace the guarded processes shared with the host */
 };
 
 /* Lines for the operator, in the order they are to be read. */
@@ -51,6 +53,7 @@ struct record {
 	size_t index_cap;
 	struct notes left_out; /* what the guard denied, rewrote or clamped: not in the policy */
 	struct notes unlisted; /* names written with values no policy can list */
+	struct notes host_level; /* names written in a namespace shared with the host */
 };
 
 /* At most this many accesses are named one by one, per kind. */
@@ -186,6 +189,24 @@ static void add_left_out(struct record *rec, const struct sg_seen_key *seen)
 					     : sg_xasprintf("%s: read %s", what, dotted));
 }
 
+/*
+ * A write that reached a namespace the guard's processes shared with the
+ * host (they were the host's settings): its rule allows that, as the
+ * workload did it, and the operator hears of it.
+ */
+static void note_host_level(struct record *rec, struct learned *l, uint32_t host_namespaces)
+{
+	uint32_t ns = sg_namespace_of(l->name);
+	char dotted[SG_NAME_MAX];
+
+	if (l->host_level || !(ns & host_namespaces))
+		return;
+	l->host_level = true;
+	sg_name_to_dotted(l->name, dotted, sizeof(dotted));
+	add_note(&rec->host_level,
+		 sg_xasprintf("%s (the host's %s namespace)", dotted, sg_namespace_name(ns)));
+}
+
 /* The accesses the guard at @entry (of @source, "container ID") recorded, from its seen map. */
 static int read_seen(const char *entry, const char *source, struct record *rec, struct sg_err *err)
 {
@@ -226,6 +247,7 @@ static int read_seen(const char *entry, const char *source, struct record *rec, 
 		if (next.write) {
 			l->written = true;
 			add_value(rec, l, &next);
+			note_host_level(rec, l, meta.host_namespaces);
 		}
 	}
 	for (size_t i = 0; i < rec->n; i++)
@@ -237,6 +259,8 @@ static int read_seen(const char *entry, const char *source, struct record *rec, 
 		qsort(rec->left_out.v, rec->left_out.n, sizeof(char *), by_text);
 	if (rec->unlisted.n)
 		qsort(rec->unlisted.v, rec->unlisted.n, sizeof(char *), by_text);
+	if (rec->host_level.n)
+		qsort(rec->host_level.v, rec->host_level.n, sizeof(char *), by_text);
 	return 0;
 }
 
@@ -249,7 +273,7 @@ static void free_record(struct record *rec)
 	}
 	free(rec->items);
 	free(rec->index);
-	struct notes *kinds[] = {&rec->left_out, &rec->unlisted};
+	struct notes *kinds[] = {&rec->left_out, &rec->unlisted, &rec->host_level};
 	for (size_t k = 0; k < SG_ARRAY_SIZE(kinds); k++) {
 		for (size_t i = 0; i < kinds[k]->n; i++)
 			free(kinds[k]->v[i]);
@@ -282,6 +306,13 @@ static void warn_notes(const struct record *rec, const char *source)
 		    SG_VALUE_MAX - 1);
 		warn_each(&rec->unlisted);
 	}
+	if (rec->host_level.n) {
+		sg_warning("%s wrote these in namespaces it shared with the host, changing the "
+			   "host's settings; the learned rules allow that (allow_host_namespace): "
+			   "remove it to keep the container off them:",
+			   source);
+		warn_each(&rec->host_level);
+	}
 }
 
 static void write_rule(FILE *out, const struct learned *l, bool last)
@@ -299,6 +330,8 @@ static void write_rule(FILE *out, const struct learned *l, bool last)
 		}
 		fprintf(out, "]");
 	}
+	if (l->written && l->host_level)
+		fprintf(out, ", \"allow_host_namespace\": true");
 	fprintf(out, " }%s\n", last ? "" : ",");
 }
 

@@ -107,6 +107,40 @@ static int read_sysctls(const struct sg_json *obj, const char *origin, struct sg
 	return 0;
 }
 
+/* The OCI names of the namespace types that own sysctls, by enum sg_namespace bit index. */
+static const char *const oci_namespace_types[SG_NS_TYPES] = {"network", "uts", "ipc", "user",
+							     "pid"};
+
+/* linux.namespaces: which types the container gets, and paths to join. */
+static int read_namespaces(const struct sg_json *list, const char *origin,
+			   struct sg_namespace_config *out, struct sg_err *err)
+{
+	if (!list || list->type == SG_JSON_NULL)
+		return 0;
+	if (list->type != SG_JSON_ARRAY)
+		return sg_input_error(err, "%s:%u:%u: linux.namespaces: expected an array", origin,
+				      list->pos.line, list->pos.col);
+	for (size_t i = 0; i < list->array.len; i++) {
+		const struct sg_json *ns = list->array.items[i];
+		const char *type = sg_json_get_string(ns, "type");
+		const struct sg_json *path = sg_json_get(ns, "path");
+
+		if (!type || (path && path->type != SG_JSON_STRING))
+			return sg_input_error(err,
+					      "%s:%u:%u: linux.namespaces[%zu]: expected an object "
+					      "with a string \"type\" and maybe a string \"path\"",
+					      origin, ns->pos.line, ns->pos.col, i);
+		for (uint32_t t = 0; t < SG_NS_TYPES; t++) {
+			if (strcmp(type, oci_namespace_types[t]) != 0)
+				continue;
+			out->listed[t] = true;
+			free(out->path[t]);
+			out->path[t] = path && path->string.len ? sg_xstrdup(path->string.text) : NULL;
+		}
+	}
+	return 0;
+}
+
 int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct sg_oci_config *out,
 			struct sg_err *err)
 {
@@ -140,6 +174,9 @@ int sg_oci_config_parse(const char *text, size_t len, const char *origin, struct
 	const char *path = sg_json_get_string(linux_obj, "cgroupsPath");
 	if (path)
 		out->cgroups_path = sg_xstrdup(path);
+	r = read_namespaces(sg_json_get(linux_obj, "namespaces"), origin, &out->namespaces, err);
+	if (r < 0)
+		return r;
 	return read_sysctls(sg_json_get(linux_obj, "sysctl"), origin, out, err);
 }
 
@@ -165,6 +202,8 @@ void sg_oci_config_free(struct sg_oci_config *config)
 	free(config->sysctls);
 	free(config->cgroups_path);
 	free(config->pins_mount);
+	for (uint32_t t = 0; t < SG_NS_TYPES; t++)
+		free(config->namespaces.path[t]);
 	memset(config, 0, sizeof(*config));
 }
 

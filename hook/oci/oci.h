@@ -11,6 +11,7 @@
 
 #include "base/err.h"
 #include "policy/compose.h"
+#include "kernel/namespaces.h"
 
 #define SG_MAX_STATE_BYTES  (1u << 20)	/* 1 MiB */
 #define SG_MAX_CONFIG_BYTES (16u << 20) /* 16 MiB */
@@ -45,6 +46,7 @@ struct sg_oci_config {
 	bool bpf_caps;		 /* process.capabilities has CAP_SYS_ADMIN or CAP_BPF */
 	bool seccomp_allows_bpf; /* linux.seccomp (or its absence) lets bpf(2) through */
 	char *pins_mount;	 /* the source of a mount that shows the host's pins, or NULL */
+	struct sg_namespace_config namespaces; /* linux.namespaces of the types that own sysctls */
 };
 
 /* Parses the state JSON ("bundle", or the older "bundlePath"). Errors name "state". */

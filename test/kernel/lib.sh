@@ -77,11 +77,13 @@ io() {
 
 # container ID ANNOTATIONS_JSON [CGROUPS_PATH] [SYSCTL_JSON]: what a runtime
 # gives the hook: a cgroup with a process in it and a bundle whose
-# config.json carries the annotations. Sets CG, PID, BUNDLE.
+# config.json carries the annotations. Sets CG, PID, BUNDLE. The process has
+# network, UTS and IPC namespaces of its own, as a container has: the hook
+# denies writes to the sysctls of those it shares with the host.
 container() {
 	local id=$1 annotations=$2 sysctls=${4:-'{}'}
 	new_cgroup CG
-	sleep 300 &
+	unshare -n -u -i sleep 300 &
 	PID=$!
 	SLEEPERS+=("$PID")
 	echo "$PID" >"$CG/cgroup.procs"
