@@ -153,6 +153,7 @@ static const struct sg_ns_name sg_ns_names[] = {
     {"kernel/ostype", 0, SG_NS_UTS},
     {"kernel/osrelease", 0, SG_NS_UTS},
     {"kernel/version", 0, SG_NS_UTS},
+    {"kernel/arch", 0, SG_NS_UTS},
     {"kernel/shmmax", 0, SG_NS_IPC}, /* ipc/ipc_sysctl.c */
     {"kernel/shmall", 0, SG_NS_IPC},
     {"kernel/shmmni", 0, SG_NS_IPC},
@@ -166,6 +167,7 @@ static const struct sg_ns_name sg_ns_names[] = {
     {"kernel/msg_next_id", 0, SG_NS_IPC},
     {"kernel/shm_next_id", 0, SG_NS_IPC},
     {"kernel/ns_last_pid", 0, SG_NS_PID}, /* kernel/pid_namespace.c */
+    {"kernel/pid_max", 0, SG_NS_PID},	  /* kernel/pid.c, from 6.14; global before */
     {"vm/memfd_noexec", 0, SG_NS_PID},
 };
 #define SG_NS_NAMES (sizeof(sg_ns_names) / sizeof(sg_ns_names[0]))

@@ -30,7 +30,7 @@ struct learned {
 	bool written;
 	char **values; /* as a policy spells them; distinct once the record is read */
 	size_t n_values, values_cap;
-	bool any_value; /* a value that cannot be listed was written (note_unlisted) */
+	bool any_value;	 /* a value that cannot be listed was written (note_unlisted) */
 	bool host_level; /* written in a namespace the guarded processes shared with the host */
 };
 
@@ -51,8 +51,8 @@ struct record {
 	size_t n, cap;
 	uint32_t *index; /* open addressing: item + 1, 0 when free; at most half full */
 	size_t index_cap;
-	struct notes left_out; /* what the guard denied, rewrote or clamped: not in the policy */
-	struct notes unlisted; /* names written with values no policy can list */
+	struct notes left_out;	 /* what the guard denied, rewrote or clamped: not in the policy */
+	struct notes unlisted;	 /* names written with values no policy can list */
 	struct notes host_level; /* names written in a namespace shared with the host */
 };
 

@@ -124,6 +124,9 @@ static void print_json(const struct monitor *m, const struct sg_event *e,
 		printf(", \"new_value\": ");
 		sg_json_write_string(stdout, e->final_value);
 	}
+	/* The sysctl's namespace, where sharing it with the host decided. */
+	if (sg_reason_is_host_namespace(e->reason))
+		printf(", \"host_namespace\": \"%s\"", sg_namespace_name(sg_namespace_of(e->name)));
 	printf("}\n");
 }
 

@@ -126,6 +126,11 @@ const char *sg_reason_text(unsigned reason)
 	return reason < SG_REASON_COUNT ? reasons[reason] : "unknown";
 }
 
+bool sg_reason_is_host_namespace(unsigned reason)
+{
+	return reason == SG_REASON_HOST_NAMESPACE;
+}
+
 /*
  * SG_REASON_ACCESS said for people: what the access level allowed or
  * refused, or for a constrained write that passed, the check it passed.

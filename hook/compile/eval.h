@@ -37,6 +37,9 @@ uint64_t sg_value_hash(const __u64 key[2], const char *normalised);
 /* What an enum sg_reason means, for people. */
 const char *sg_reason_text(unsigned reason);
 
+/* Whether it is a write's denial for reaching a namespace shared with the host. */
+bool sg_reason_is_host_namespace(unsigned reason);
+
 void sg_eval(const struct sg_compiled *c, const struct sg_access_req *req, struct sg_decision *out);
 
 /*

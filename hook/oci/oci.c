@@ -135,7 +135,8 @@ static int read_namespaces(const struct sg_json *list, const char *origin,
 				continue;
 			out->listed[t] = true;
 			free(out->path[t]);
-			out->path[t] = path && path->string.len ? sg_xstrdup(path->string.text) : NULL;
+			out->path[t] =
+			    path && path->string.len ? sg_xstrdup(path->string.text) : NULL;
 		}
 	}
 	return 0;

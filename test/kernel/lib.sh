@@ -78,12 +78,14 @@ io() {
 # container ID ANNOTATIONS_JSON [CGROUPS_PATH] [SYSCTL_JSON]: what a runtime
 # gives the hook: a cgroup with a process in it and a bundle whose
 # config.json carries the annotations. Sets CG, PID, BUNDLE. The process has
-# network, UTS and IPC namespaces of its own, as a container has: the hook
-# denies writes to the sysctls of those it shares with the host.
+# network, UTS and IPC namespaces of its own, as a container has (the hook
+# denies writes to the sysctls of those it shares with the host), or those
+# CONTAINER_NS asks for, as unshare(1) or nsenter(1) arguments.
 container() {
 	local id=$1 annotations=$2 sysctls=${4:-'{}'}
 	new_cgroup CG
-	unshare -n -u -i sleep 300 &
+	# shellcheck disable=SC2086 # the words of CONTAINER_NS are the command's
+	${CONTAINER_NS:-unshare -n -u -i} sleep 300 &
 	PID=$!
 	SLEEPERS+=("$PID")
 	echo "$PID" >"$CG/cgroup.procs"
