@@ -75,6 +75,18 @@ io() {
 	"$SG_IO" --cgroup "$cg" "$@"
 }
 
+# in_its_namespaces PID: waits until PID, started as `unshare|nsenter|env ...
+# sleep`, runs sleep: it is in its namespaces then, as a container's process
+# is by the time its runtime runs the hook.
+in_its_namespaces() {
+	for _ in $(seq 400); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] && return
+		sleep 0.005
+	done
+	echo "FAIL: process $1 did not start sleep"
+	FAIL=$((FAIL + 1))
+}
+
 # container ID ANNOTATIONS_JSON [CGROUPS_PATH] [SYSCTL_JSON]: what a runtime
 # gives the hook: a cgroup with a process in it and a bundle whose
 # config.json carries the annotations. Sets CG, PID, BUNDLE. The process has
@@ -88,6 +100,7 @@ container() {
 	${CONTAINER_NS:-unshare -n -u -i} sleep 300 &
 	PID=$!
 	SLEEPERS+=("$PID")
+	in_its_namespaces "$PID"
 	echo "$PID" >"$CG/cgroup.procs"
 	BUNDLE=$TMPDIR_TEST/$id
 	mkdir -p "$BUNDLE"

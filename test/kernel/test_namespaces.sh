@@ -107,7 +107,7 @@ expect_match "status says which are shared" "namespaces shared with the host: us
 unshare -n -u -i sleep 300 &
 SIBLING=$!
 SLEEPERS+=("$SIBLING")
-sleep 0.1
+in_its_namespaces "$SIBLING"
 CONTAINER_NS="nsenter -t $SIBLING -n -u -i" container ns-joined "$ANN"
 hook_created ns-joined >/dev/null || echo "FAIL: the hook refused ns-joined"
 expect "joined to a sibling's namespaces: allowed" "ok ok ok ok " writes "$CG" "$SIBLING"
@@ -132,6 +132,7 @@ expect "a namespace path naming the host's: denied there only" "ok EPERM ok ok "
 new_cgroup CG
 sleep 300 &
 SLEEPERS+=("$!")
+in_its_namespaces "$!"
 attach_out=$("$SG" attach --cgroup "$CG" --policy "$P" --pid "$!" 2>&1) || echo "FAIL: attach --pid: $attach_out"
 expect "attach --pid: a process in the host's namespaces" "EPERM EPERM EPERM ok " writes "$CG"
 attach "$CG" "$P"

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Podman with our hooks.d file and --annotation; --privileged for a writable
 # /proc/sys; Podman's default net.ipv4.ping_group_range must not break start.
+# It runs in a network, UTS and IPC namespace of its own, which plays the
+# host's: `--network host` here is that one, never the real host's.
+[ -n "${SG_NS_HOST:-}" ] || exec env SG_NS_HOST=1 unshare -n -u -i "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 command -v podman >/dev/null || skip "podman is not installed"
 
@@ -78,6 +81,19 @@ write-denied" podman_run --annotation io.sysctl-guard.profile="$PROFILE" -- sh -
 else
 	echo "note: Podman's default_sysctls here are not net.ipv4.ping_group_range=0 0 alone: preload --sysctl not tried"
 fi
+
+# --network host shares the host's network namespace: a write there is the
+# host's, denied though the policy allows the sysctl; in its own, allowed.
+NS_POLICY=$(csv 'io.sysctl-guard.policy={"version":1,"rules":[{"name":"net.core.somaxconn","access":"read-write"}]}')
+SOMAXCONN=$(cat /proc/sys/net/core/somaxconn)
+NS_WRITE='(echo 1000 > /proc/sys/net/core/somaxconn) 2>/dev/null && echo write-ok || echo write-denied'
+RUN=(run --rm --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
+expect "podman --network host: a write to the host's network namespace is denied" "write-denied" \
+	podman_run --network host --annotation "$NS_POLICY" -- sh -c "$NS_WRITE"
+expect "... and the host's value is as it was" "$SOMAXCONN" cat /proc/sys/net/core/somaxconn
+expect "podman --network none (its own): allowed" "write-ok" \
+	podman_run --network none --annotation "$NS_POLICY" -- sh -c "$NS_WRITE"
+RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
 
 expect "podman: no annotation, the hook does not run" "Linux
 write-ok" podman_run -- sh -c "$PROBE_CMD"

@@ -115,28 +115,38 @@ static void parse(const char *json, struct sg_policy *p)
 	}
 }
 
+/* A policy set and its tables, which point into it. */
+struct compiled {
+	struct sg_policy_set set;
+	struct sg_compiled c;
+};
+
 /* @baseline, and @annotation over it unless NULL, compiled. */
-static void compile_layers(const char *baseline, const char *annotation, struct sg_compiled *c)
+static void compile_layers(const char *baseline, const char *annotation, struct compiled *out)
 {
 	struct sg_policy base = {0}, ann = {0};
-	struct sg_policy_set set;
 	struct sg_err err = {0};
 
 	parse(baseline, &base);
 	if (annotation)
 		parse(annotation, &ann);
 	if (sg_policy_set_compose(&base, "baseline", annotation ? &ann : NULL, "annotation", NULL,
-				  NULL, 0, &set, &err) < 0 ||
-	    sg_compile(&set, c, &err) < 0) {
+				  NULL, 0, &out->set, &err) < 0 ||
+	    sg_compile(&out->set, &out->c, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		exit(1);
 	}
-	sg_policy_set_free(&set);
 	sg_policy_free(&base);
 	sg_policy_free(&ann);
 }
 
-static enum sg_verdict decide(const struct sg_compiled *c, const char *name, bool write,
+static void compiled_free(struct compiled *c)
+{
+	sg_compiled_free(&c->c);
+	sg_policy_set_free(&c->set);
+}
+
+static enum sg_verdict decide(const struct compiled *c, const char *name, bool write,
 			      uint32_t host_namespaces, struct sg_decision *d)
 {
 	struct sg_access_req req = {.name = name,
@@ -144,7 +154,7 @@ static enum sg_verdict decide(const struct sg_compiled *c, const char *name, boo
 				    .value = "1",
 				    .value_len = write ? 1 : 0,
 				    .host_namespaces = host_namespaces};
-	sg_eval(c, &req, d);
+	sg_eval(&c->c, &req, d);
 	return d->verdict;
 }
 
@@ -157,7 +167,7 @@ static const char host_rules[] =
 
 TEST(a_write_to_a_shared_namespace_is_the_hosts)
 {
-	struct sg_compiled c;
+	struct compiled c;
 	struct sg_decision d;
 
 	compile_layers(host_rules, NULL, &c);
@@ -178,7 +188,7 @@ TEST(a_write_to_a_shared_namespace_is_the_hosts)
 	/* A denial by access stays one, with its own reason. */
 	CHECK(decide(&c, "net/ipv4/tcp_syncookies", true, SG_NS_NET, &d) == SG_VERDICT_DENY);
 	CHECK_CONTAINS(d.reason, "does not allow writes");
-	sg_compiled_free(&c);
+	compiled_free(&c);
 }
 
 TEST(every_layer_opts_in)
@@ -189,7 +199,7 @@ TEST(every_layer_opts_in)
 	static const char wide[] =
 	    "{\"version\": 1, \"rules\": [{\"name\": \"kernel.*\", \"access\": \"read-write\", "
 	    "\"allow_host_namespace\": true}]}";
-	struct sg_compiled c;
+	struct compiled c;
 	struct sg_decision d;
 
 	/* The baseline opts in, the annotation does not: the annotation narrows. */
@@ -197,27 +207,27 @@ TEST(every_layer_opts_in)
 	CHECK(decide(&c, "kernel/hostname", true, SG_NS_UTS, &d) == SG_VERDICT_DENY);
 	CHECK(d.layer == 1);
 	CHECK(decide(&c, "kernel/hostname", true, 0, &d) == SG_VERDICT_ALLOW);
-	sg_compiled_free(&c);
+	compiled_free(&c);
 	/* An annotation cannot opt in where the baseline does not. */
 	compile_layers(host_rules, wide, &c);
 	CHECK(decide(&c, "kernel/domainname", true, SG_NS_UTS, &d) == SG_VERDICT_DENY);
 	CHECK(d.layer == 0);
 	CHECK(decide(&c, "kernel/hostname", true, SG_NS_UTS, &d) == SG_VERDICT_ALLOW);
-	sg_compiled_free(&c);
+	compiled_free(&c);
 }
 
 TEST(audit_records_what_enforce_would_deny)
 {
 	static const char audited[] = "{\"version\": 1, \"mode\": \"audit\", \"default\": "
 				      "\"read-write\", \"rules\": []}";
-	struct sg_compiled c;
+	struct compiled c;
 	struct sg_decision d;
 
 	compile_layers(audited, NULL, &c);
 	CHECK(decide(&c, "net/core/somaxconn", true, SG_NS_NET, &d) == SG_VERDICT_AUDIT);
 	CHECK_CONTAINS(d.reason, "shared with the host");
 	CHECK(decide(&c, "net/core/somaxconn", true, 0, &d) == SG_VERDICT_ALLOW);
-	sg_compiled_free(&c);
+	compiled_free(&c);
 }
 
 RUN_TESTS(T(the_kernel_namespaces_these), T(the_kernel_keeps_these_once),
