@@ -10,21 +10,28 @@
 #include "base/util.h"
 #include "policy/name.h"
 #include "policy/profiles.h"
+#include "compile/eval.h"
 #include "test.h"
 
+/*
+ * The kubelet's safe set (pkg/kubelet/sysctl/safe_sysctls.go), with the
+ * Kubernetes version that added each; docs/policy.md lists them too.
+ */
 static const char *const k8s_safe_sysctls[] = {
-    "kernel/shm_rmid_forced",
-    "net/ipv4/ip_local_port_range",
-    "net/ipv4/tcp_syncookies",
-    "net/ipv4/ping_group_range",
-    "net/ipv4/ip_unprivileged_port_start",
-    "net/ipv4/ip_local_reserved_ports",
-    "net/ipv4/tcp_keepalive_time",
-    "net/ipv4/tcp_fin_timeout",
-    "net/ipv4/tcp_keepalive_intvl",
-    "net/ipv4/tcp_keepalive_probes",
-    "net/ipv4/tcp_rmem",
-    "net/ipv4/tcp_wmem",
+    "kernel/shm_rmid_forced",		   /* 1.4 */
+    "net/ipv4/ip_local_port_range",	   /* 1.4 */
+    "net/ipv4/tcp_syncookies",		   /* 1.4 */
+    "net/ipv4/ping_group_range",	   /* 1.18 */
+    "net/ipv4/ip_unprivileged_port_start", /* 1.22 */
+    "net/ipv4/ip_local_reserved_ports",	   /* 1.27 */
+    "net/ipv4/tcp_keepalive_time",	   /* 1.29 */
+    "net/ipv4/tcp_fin_timeout",		   /* 1.29 */
+    "net/ipv4/tcp_keepalive_intvl",	   /* 1.29 */
+    "net/ipv4/tcp_keepalive_probes",	   /* 1.29 */
+    "net/ipv4/tcp_rmem",		   /* 1.32 */
+    "net/ipv4/tcp_wmem",		   /* 1.32 */
+    "net/ipv4/tcp_slow_start_after_idle",  /* 1.37 */
+    "net/ipv4/tcp_notsent_lowat",	   /* 1.37 */
 };
 
 /* A scratch profiles directory, removed with everything in it. */
@@ -213,6 +220,9 @@ TEST(k8s_safe_is_exactly_the_kubernetes_list)
 			CHECK(r->is_literal);
 			CHECK(r->access == SG_ACCESS_READ_WRITE);
 			CHECK(r->n_values == 0 && r->n_ranges == 0 && !r->rewrite);
+			/* Safe only in the container's own namespace, as Kubernetes means it. */
+			CHECK(!r->allow_host_namespace);
+			CHECK(sg_namespace_of(r->pattern) != 0);
 		}
 		if (!found)
 			fprintf(stderr, "k8s-safe lacks %s\n", k8s_safe_sysctls[i]);

@@ -43,8 +43,8 @@ MODULES="virtio_pci 9pnet_virtio 9p overlay veth"
 # do; they run on the host's kernel (three times), and here with
 # SG_VM_TESTS=all: they would add half again to the matrix's time, and a
 # fresh clone's run of test/run.sh is to stay under 25 minutes.
-ALL_TESTS="kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers oci/runc kernel/faults kernel/reuse kernel/preload kernel/gc"
-TESTS=${SG_VM_TESTS:-"kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers oci/runc"}
+ALL_TESTS="kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers kernel/namespaces oci/runc kernel/faults kernel/reuse kernel/preload kernel/gc"
+TESTS=${SG_VM_TESTS:-"kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers kernel/namespaces oci/runc"}
 [ "$TESTS" = all ] && TESTS=$ALL_TESTS
 
 die() {
