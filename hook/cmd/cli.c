@@ -38,7 +38,8 @@ const struct sg_command sg_commands[] = {
      "replacing the guard already there (not a container's: detach that first).\n"
      "Options: --config FILE (node config, for profiles_dir); --log-reads to report\n"
      "every read as an event too; --force to guard the root of the hierarchy, that\n"
-     "is every process on the host.\n"},
+     "is every process on the host; --pid PID: writes to the sysctls of namespaces\n"
+     "PID shares with the host are denied unless a rule sets allow_host_namespace.\n"},
     {"detach", sg_cmd_detach, "--cgroup DIR",
      "Removes the guard of the cgroup v2 directory DIR.\n"},
     {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
@@ -309,15 +310,18 @@ static void print_namespace(const char *name, uint32_t host_namespaces)
 	uint32_t ns = sg_namespace_of(name);
 
 	if (!ns) {
-		printf("  namespace: none; the kernel keeps one value for the whole host\n");
+		printf("  namespace: none, the kernel keeps one value for the whole host\n");
 		return;
 	}
-	printf("  namespace: %s; %s\n", sg_namespace_name(ns),
-	       host_namespaces & ns
-		   ? "shared with the host (--host-namespaces): a write is "
-		     "the host's, allowed only by a rule with allow_host_namespace"
-		   : "the container's own (--host-namespaces names it if it is the "
-		     "host's)");
+	if (host_namespaces & ns)
+		printf(
+		    "  namespace: %s, the host's here: only a rule with allow_host_namespace lets "
+		    "a write through\n",
+		    sg_namespace_name(ns));
+	else
+		printf("  namespace: %s, the container's own here (--host-namespaces %s: the "
+		       "host's)\n",
+		       sg_namespace_name(ns), sg_namespace_name(ns));
 }
 
 /* One decision per name on stdin: "NAME allow|deny|rewrite|audit". */
