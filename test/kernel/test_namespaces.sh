@@ -35,6 +35,11 @@ sample() {
 		return
 	fi
 	expect "the table puts $name in the $ns namespace" "$ns" namespace_of "$name"
+	# A chroot may make no user namespace (the kernel matrix's guests run in one).
+	if ! unshare "$@" true 2>/dev/null; then
+		echo "note: no new $ns namespace can be made here: $name not checked against the kernel"
+		return
+	fi
 	read -r before <"/proc/sys/$name"
 	inside=$(unshare "$@" bash -c "echo $value >/proc/sys/$name && read -r v </proc/sys/$name && echo \$v")
 	read -r after <"/proc/sys/$name"
