@@ -45,11 +45,13 @@ const struct sg_command sg_commands[] = {
     {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
      "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
      "and counters per verdict; with --cgroup or --container, per rule too.\n"},
-    {"monitor", sg_cmd_monitor, "[--json] [--container ID] [--syslog]",
+    {"monitor", sg_cmd_monitor, "[--json | --syslog | --journal] [--container ID]",
      "Streams the decisions of every guard on this node: denials and rewrites, every\n"
      "write of an audit-mode guard. --json prints one JSON object per line\n"
-     "(schema/event.schema.json); --syslog sends them to syslog. Stops on SIGINT or\n"
-     "SIGTERM.\n"},
+     "(schema/event.schema.json); --syslog sends them to syslog; --journal to the\n"
+     "systemd journal, with the fields CONTAINER_ID, SYSCTL, ACCESS, VERDICT, RULE,\n"
+     "REASON, VALUE, NEW_VALUE, HOST_NAMESPACE, TASK_PID and TASK_COMM (builds\n"
+     "linked with libsystemd). Stops on SIGINT or SIGTERM.\n"},
     {"learn", sg_cmd_learn, "(--container ID | --cgroup DIR)",
      "Prints a policy that allows exactly what the container read and wrote while its\n"
      "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"

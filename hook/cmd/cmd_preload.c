@@ -211,12 +211,16 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 	size_t n = plan(config, names, n_names, sysctls, &p);
 	int r = 0;
 
+	/*
+	 * A node with no profile and no baseline has nothing to make ahead: not
+	 * an error, since the boot unit runs preload on every node.
+	 */
 	if (n == 0)
-		r = sg_input_error(err,
-				   "nothing to preload: no profile named, none installed in %s "
-				   "and no baseline in the node config",
-				   config->profiles_dir);
-	if (r == 0)
+		fprintf(stderr,
+			"sysctl-guard: nothing to preload: no profile named, none installed in %s "
+			"and no baseline in the node config\n",
+			config->profiles_dir);
+	if (r == 0 && n)
 		r = make_all(p, n, names, n_names, err);
 	if (r == 0)
 		r = load_all(p, n, err);

@@ -7,6 +7,7 @@
 #include "base/err.h"
 #include "base/timing.h"
 #include "cmd/cli.h"
+#include "cmd/journal.h"
 #include "sg_build.h"
 
 static void print_help(FILE *out)
@@ -53,7 +54,9 @@ int main(int argc, char **argv)
 		return SG_EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-		printf("sysctl-guard %s\n", SG_VERSION);
+		/* What this build can do beyond the rest: operators and tests ask. */
+		printf("sysctl-guard %s (%cjournal)\n", SG_VERSION,
+		       sg_journal_check(NULL) == 0 ? '+' : '-');
 		return SG_EXIT_OK;
 	}
 	if (strcmp(cmd, "help") == 0)

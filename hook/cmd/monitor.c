@@ -26,6 +26,7 @@
 #include "kernel/guard.h"
 #include "kernel/probe.h" /* SG_RUN_DIR */
 #include "cmd/cli.h"
+#include "cmd/journal.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -47,6 +48,7 @@ struct monitor {
 	bool skipping; /* draining what was reported before the monitor started */
 	bool json;
 	bool to_syslog;
+	bool to_journal;
 	const char *container; /* only this container (id or prefix) */
 	int64_t boot_to_real_ns;
 	struct guard_info *guards;
@@ -130,6 +132,32 @@ static void print_json(const struct monitor *m, const struct sg_event *e,
 	printf("}\n");
 }
 
+/* The event as a journal entry: the line, and each part a field to match on. */
+static void send_to_journal(const struct sg_event *e, const struct guard_info *g, const char *name,
+			    const char *rule, const char *line, int priority)
+{
+	bool host = sg_reason_is_host_namespace(e->reason);
+	struct sg_journal_entry entry = {
+	    .message = line,
+	    .priority = priority,
+	    .container_id = g ? g->container_id : NULL,
+	    .sysctl = name,
+	    .access = e->write ? "write" : "read",
+	    .verdict = verdict_words[e->verdict % SG_VERDICT_COUNT],
+	    .rule = rule,
+	    .reason = sg_reason_text(e->reason),
+	    .value = e->write ? e->new_value : NULL,
+	    .new_value = e->rewritten ? e->final_value : NULL,
+	    .host_namespace = host ? sg_namespace_name(sg_namespace_of(e->name)) : NULL,
+	    .comm = e->comm,
+	    .pid = e->pid,
+	};
+	int r = sg_journal_send(&entry);
+	if (r < 0)
+		fprintf(stderr, "sysctl-guard: the journal did not take an event: %s\n",
+			strerror(-r));
+}
+
 static void print_line(const struct monitor *m, const struct sg_event *e,
 		       const struct guard_info *g, const char *name, const char *rule)
 {
@@ -148,8 +176,11 @@ static void print_line(const struct monitor *m, const struct sg_event *e,
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " to \"%s\"", e->final_value);
 	snprintf(line + n, sizeof(line) - (size_t)n, " (%s%s%s)", rule ? rule : "default",
 		 e->reason ? ": " : "", e->reason ? sg_reason_text(e->reason) : "");
-	if (m->to_syslog)
-		syslog(e->verdict == SG_VERDICT_DENY ? LOG_WARNING : LOG_INFO, "%s", line);
+	int priority = e->verdict == SG_VERDICT_DENY ? LOG_WARNING : LOG_INFO;
+	if (m->to_journal)
+		send_to_journal(e, g, name, rule, line, priority);
+	else if (m->to_syslog)
+		syslog(priority, "%s", line);
 	else
 		printf("%s %s\n", when, line);
 }
@@ -264,6 +295,7 @@ int sg_cmd_monitor(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"container", required_argument, NULL, 'C'},
 	    {"syslog", no_argument, NULL, 's'},
+	    {"journal", no_argument, NULL, 'J'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct monitor m = {0};
@@ -282,12 +314,20 @@ int sg_cmd_monitor(int argc, char **argv)
 		case 's':
 			m.to_syslog = true;
 			break;
+		case 'J':
+			m.to_journal = true;
+			break;
 		default:
 			return sg_usage_error("monitor", "unknown option");
 		}
 	}
 	if (optind != argc)
 		return sg_usage_error("monitor", "unexpected argument \"%s\"", argv[optind]);
+	if (m.json + m.to_syslog + m.to_journal > 1)
+		return sg_usage_error("monitor",
+				      "--json, --syslog and --journal exclude each other");
+	if (m.to_journal && sg_journal_check(&err) < 0)
+		return sg_report(&err);
 
 	/* The events first: opening them makes the pins' directory the lock lives in. */
 	_cleanup_close_ int fd = sg_events_open(&err);

@@ -175,7 +175,7 @@ expect "... and it was not loaded: its first container makes its policy" "made o
 rm "$PROFILES/bad-$$.json"
 EMPTY=$TMPDIR_TEST/empty.json
 echo "{ \"version\": 1, \"profiles_dir\": \"$TMPDIR_TEST/none\" }" >"$EMPTY"
-expect "nothing to preload: exit 1, saying so" "1 1" sh -c "\"$SG\" preload --config $EMPTY 2>$TMPDIR_TEST/e; echo \$? \$(grep -c 'nothing to preload' $TMPDIR_TEST/e)"
+expect "nothing to preload: exit 0, saying so" "0 1" sh -c "\"$SG\" preload --config $EMPTY 2>$TMPDIR_TEST/e; echo \$? \$(grep -c 'nothing to preload' $TMPDIR_TEST/e)"
 NOTDIR=$TMPDIR_TEST/notdir.json
 echo "{ \"version\": 1, \"profiles_dir\": \"$PROFILES/$SMALL.json\" }" >"$NOTDIR"
 expect "a profiles_dir that is a file: exit 1, saying so" "1 1" sh -c "\"$SG\" preload --config $NOTDIR 2>$TMPDIR_TEST/e; echo \$? \$(grep -c 'not a directory' $TMPDIR_TEST/e)"
