@@ -13,7 +13,7 @@ ROOT=$PWD
 PACKAGES="libbpf-dev libelf-dev zlib1g-dev libyajl-dev libseccomp-dev clang llvm bpftool
 meson ninja-build pkg-config python3 python3-jsonschema iproute2
 runc crun podman busybox-static libclang-rt-14-dev valgrind musl-dev gperf dpkg-dev make
-qemu-system-x86 debhelper lintian libsystemd-dev"
+qemu-system-x86 debhelper lintian libsystemd-dev prometheus"
 
 install_missing() {
 	local missing=()

@@ -460,6 +460,11 @@ static size_t utf8_char(const unsigned char *s, size_t avail)
 	return n;
 }
 
+size_t sg_utf8_char_len(const char *s, size_t avail)
+{
+	return utf8_char((const unsigned char *)s, avail);
+}
+
 bool sg_utf8_valid(const char *s, size_t len)
 {
 	for (size_t i = 0, n; i < len; i += n)

@@ -110,4 +110,7 @@ void sg_json_quote(const char *s, size_t len, char *out, size_t cap);
  */
 bool sg_utf8_valid(const char *s, size_t len);
 
+/* Length of the UTF-8 character at @s, of at most @avail bytes, by the same rules; 0 if invalid. */
+size_t sg_utf8_char_len(const char *s, size_t avail);
+
 #endif

@@ -45,6 +45,14 @@ const struct sg_command sg_commands[] = {
     {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
      "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
      "and counters per verdict; with --cgroup or --container, per rule too.\n"},
+    {"metrics", sg_cmd_metrics, "[--textfile DIR]",
+     "Prints the node's metrics in the Prometheus text format (0.0.4): guards by\n"
+     "state, each guard's decisions by verdict and events dropped (labelled with\n"
+     "container_id, cgroup, cgroup_id, policy, policy_description), policies and\n"
+     "the kernel memory of each policy and program. --textfile DIR writes them to\n"
+     "DIR/sysctl_guard.prom instead, atomically, for node_exporter's textfile\n"
+     "collector (--collector.textfile.directory=DIR). Exit status 2 when DIR\n"
+     "cannot be written.\n"},
     {"monitor", sg_cmd_monitor, "[--json | --syslog | --journal] [--container ID]",
      "Streams the decisions of every guard on this node: denials and rewrites, every\n"
      "write of an audit-mode guard. --json prints one JSON object per line\n"

@@ -26,6 +26,7 @@ int sg_cmd_profiles(int argc, char **argv);
 int sg_cmd_attach(int argc, char **argv);
 int sg_cmd_detach(int argc, char **argv);
 int sg_cmd_status(int argc, char **argv);
+int sg_cmd_metrics(int argc, char **argv);
 int sg_cmd_gc(int argc, char **argv);
 int sg_cmd_preload(int argc, char **argv);
 int sg_cmd_monitor(int argc, char **argv);

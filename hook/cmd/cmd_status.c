@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `status`: the node's guards, by cgroup directory, with their policies and counters. */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +14,7 @@
 #include "kernel/guard.h"
 #include "kernel/namespaces.h"
 #include "cmd/cli.h"
+#include "cmd/guards.h"
 
 static const char *mode_text(const struct sg_guard_meta *m)
 {
@@ -42,8 +41,6 @@ static void verdict_totals(const struct sg_guard_status *st, uint64_t totals[SG_
 {
 	memcpy(totals, st->totals, SG_VERDICT_COUNT * sizeof(uint64_t));
 }
-
-static const char *const verdict_names[SG_VERDICT_COUNT] = {"allow", "deny", "rewrite", "audit"};
 
 /* The counter row's label: a rule name, a layer default, or early decisions. */
 static void row_label(const struct sg_guard_status *st, uint32_t row, char *out, size_t cap)
@@ -88,20 +85,7 @@ static void host_namespaces_json(const struct sg_guard_meta *m)
 	printf("]");
 }
 
-/* A guard status shows, with its cgroup's directory ("" when the cgroup is gone). */
-struct shown_guard {
-	struct sg_guard_status st;
-	char *cgroup;
-	int cgroup_error; /* why cgroup is "": -ESTALE when the cgroup is gone */
-};
-
-/* Rewrite and clamp rules deny: the kernel ignores bpf_sysctl_set_new_value(). */
-static bool degraded(const struct shown_guard *g)
-{
-	return !g->st.meta.rewrite_works && sg_guard_policy_rewrites(&g->st.meta);
-}
-
-static void print_guard_json(const struct shown_guard *g, bool first)
+static void print_guard_json(const struct sg_shown_guard *g, bool first)
 {
 	const struct sg_guard_status *st = &g->st;
 	uint64_t totals[SG_VERDICT_COUNT];
@@ -123,9 +107,10 @@ static void print_guard_json(const struct shown_guard *g, bool first)
 	       "\"counters\": {",
 	       st->meta.policy_key, st->meta.program_key, mode_text(&st->meta),
 	       (unsigned long long)st->meta.attached_at, st->link_alive ? "true" : "false",
-	       st->meta.rewrite_works ? "true" : "false", degraded(g) ? "true" : "false");
+	       st->meta.rewrite_works ? "true" : "false",
+	       sg_shown_guard_degraded(g) ? "true" : "false");
 	for (int v = 0; v < SG_VERDICT_COUNT; v++)
-		printf("%s\"%s\": %llu", v ? ", " : "", verdict_names[v],
+		printf("%s\"%s\": %llu", v ? ", " : "", sg_verdict_names[v],
 		       (unsigned long long)totals[v]);
 	printf(", \"events_dropped\": %llu}, \"host_namespaces\": ",
 	       (unsigned long long)dropped_events(st));
@@ -137,7 +122,7 @@ static void print_guard_json(const struct shown_guard *g, bool first)
 		sg_json_write_string(stdout, label);
 		for (int v = 0; v < SG_VERDICT_COUNT; v++)
 			printf(
-			    ", \"%s\": %llu", verdict_names[v],
+			    ", \"%s\": %llu", sg_verdict_names[v],
 			    (unsigned long long)st->counters[sg_counter_index(row, (uint32_t)v)]);
 		printf("}");
 	}
@@ -145,7 +130,7 @@ static void print_guard_json(const struct shown_guard *g, bool first)
 }
 
 /* The CGROUP column: the directory, or the id of a cgroup that is gone. */
-static void cgroup_column(const struct shown_guard *g, char out[PATH_MAX])
+static void cgroup_column(const struct sg_shown_guard *g, char out[PATH_MAX])
 {
 	if (g->cgroup[0])
 		snprintf(out, PATH_MAX, "%s", g->cgroup);
@@ -153,25 +138,22 @@ static void cgroup_column(const struct shown_guard *g, char out[PATH_MAX])
 		snprintf(out, PATH_MAX, "(id %llu)", (unsigned long long)g->st.meta.cgroup_id);
 }
 
-/*
- * What a guard whose link no longer enforces it is: its cgroup went (gc
- * takes the guard), or the cgroup is there and nothing guards it, which an
- * operator must hear of (a `bpftool link detach`, say).
- */
-static const char *health(const struct shown_guard *g)
+/* What the row says of a guard that does not simply enforce its policy. */
+static const char *health(const struct sg_shown_guard *g)
 {
-	if (g->st.link_alive)
-		return degraded(g) ? " (degraded: this kernel ignores rewrites; rewrite and clamp "
-				     "rules deny)"
-				   : "";
-	/* Only the kernel's word that the cgroup is gone says so: any other failure may hide one.
-	 */
-	return g->cgroup_error == -ESTALE
-		   ? " (cgroup gone)"
-		   : " (NOT ENFORCED: its link was detached; attach again or detach)";
+	switch (sg_shown_guard_state(g)) {
+	case SG_GUARD_DEGRADED:
+		return " (degraded: this kernel ignores rewrites; rewrite and clamp rules deny)";
+	case SG_GUARD_NOT_ENFORCED:
+		return " (NOT ENFORCED: its link was detached; attach again or detach)";
+	case SG_GUARD_CGROUP_GONE:
+		return " (cgroup gone)";
+	default:
+		return "";
+	}
 }
 
-static void print_guard_row(const struct shown_guard *g, int width, bool per_rule)
+static void print_guard_row(const struct sg_shown_guard *g, int width, bool per_rule)
 {
 	const struct sg_guard_status *st = &g->st;
 	uint64_t totals[SG_VERDICT_COUNT];
@@ -189,7 +171,7 @@ static void print_guard_row(const struct shown_guard *g, int width, bool per_rul
 	       health(g));
 	if (!per_rule)
 		return;
-	if (degraded(g))
+	if (sg_shown_guard_degraded(g))
 		printf("    this kernel ignores bpf_sysctl_set_new_value(): the policy's rewrite "
 		       "and clamp rules deny instead\n");
 	host_namespaces_line(&st->meta);
@@ -215,88 +197,7 @@ static void print_status_header(int width)
 	       "SINCE", "ALLOW", "DENY", "REWRITE", "AUDIT", "POLICY");
 }
 
-struct shown_guards {
-	struct shown_guard *v;
-	size_t n;
-};
-
-static void shown_guards_free(struct shown_guards *gs)
-{
-	for (size_t i = 0; i < gs->n; i++) {
-		sg_guard_status_free(&gs->v[i].st);
-		free(gs->v[i].cgroup);
-	}
-	free(gs->v);
-}
-
-static int by_cgroup(const void *a, const void *b)
-{
-	const struct shown_guard *x = a, *y = b;
-	int c = strcmp(x->cgroup, y->cgroup);
-	if (c)
-		return c;
-	return (x->st.meta.cgroup_id > y->st.meta.cgroup_id) -
-	       (x->st.meta.cgroup_id < y->st.meta.cgroup_id);
-}
-
-/* A whole container id wins over the ids it begins (x over x2), as learn takes it. */
-static void keep_whole_ids(struct shown_guards *gs, const char *id)
-{
-	size_t whole = 0;
-
-	for (size_t i = 0; i < gs->n; i++)
-		whole += sg_guard_meta_names(&gs->v[i].st.meta, id);
-	if (!whole)
-		return;
-	size_t kept = 0;
-	for (size_t i = 0; i < gs->n; i++) {
-		if (sg_guard_meta_names(&gs->v[i].st.meta, id)) {
-			gs->v[kept++] = gs->v[i];
-			continue;
-		}
-		sg_guard_status_free(&gs->v[i].st);
-		free(gs->v[i].cgroup);
-	}
-	gs->n = kept;
-}
-
-/* The guards pinned on the node, of entry @only (or all) and of @container (or any), by cgroup. */
-static void collect_guards(const char *only, const char *container, struct shown_guards *gs)
-{
-	DIR *dir = opendir(SG_PIN_ROOT);
-	char path[PATH_MAX];
-
-	for (struct dirent *de; dir && (de = readdir(dir));) {
-		struct sg_guard_status st;
-		struct sg_err read_err = {0};
-
-		if (!sg_guard_is_entry(de->d_name) || (only[0] && strcmp(only, de->d_name) != 0))
-			continue;
-		if (sg_guard_read(de->d_name, &st, &read_err) < 0) {
-			/* Removed while we looked is no news; anything else is. */
-			if (read_err.code != ENOENT)
-				fprintf(stderr, "sysctl-guard: %s\n", read_err.msg);
-			continue;
-		}
-		if (container && !sg_guard_meta_id_starts(&st.meta, container)) {
-			sg_guard_status_free(&st);
-			continue;
-		}
-		int r = sg_cgroup_path_of(st.meta.cgroup_id, path);
-		if (r < 0)
-			path[0] = '\0';
-		gs->v = sg_xrealloc(gs->v, gs->n + 1, sizeof(*gs->v));
-		gs->v[gs->n++] = (struct shown_guard){st, sg_xstrdup(path), r < 0 ? r : 0};
-	}
-	if (dir)
-		closedir(dir);
-	if (container)
-		keep_whole_ids(gs, container);
-	if (gs->n)
-		qsort(gs->v, gs->n, sizeof(*gs->v), by_cgroup);
-}
-
-static void print_status(const struct shown_guards *gs, bool json, bool per_rule)
+static void print_status(const struct sg_shown_guards *gs, bool json, bool per_rule)
 {
 	char cgroup[PATH_MAX];
 	int width = (int)strlen("CGROUP");
@@ -388,13 +289,13 @@ int sg_cmd_status(int argc, char **argv)
 		sg_guard_entry_name(id, only);
 	}
 
-	struct shown_guards gs = {0};
-	collect_guards(only, container, &gs);
+	struct sg_shown_guards gs = {0};
+	sg_shown_guards_collect(only, container, &gs);
 	/* Nothing on stdout for a guard asked for and not found, only the error. */
 	bool missing = (cgroup || container) && !gs.n;
 	if (!missing)
 		print_status(&gs, json, cgroup || container);
-	shown_guards_free(&gs);
+	sg_shown_guards_free(&gs);
 	if (missing) {
 		char ancestor[PATH_MAX];
 		fprintf(stderr, "sysctl-guard: no guard for %s", cgroup ? cgroup : container);

@@ -910,6 +910,7 @@ int sg_guard_read_meta(const char *entry, struct sg_guard_meta *meta, struct sg_
 	meta->policy_key[SG_KEY_LEN - 1] = '\0';
 	meta->program_key[SG_KEY_LEN - 1] = '\0';
 	meta->container_id[sizeof(meta->container_id) - 1] = '\0';
+	meta->description[SG_DESCRIPTION_LEN - 1] = '\0';
 	return 0;
 }
 

@@ -38,12 +38,12 @@ MATRIX="
 MODULES="virtio_pci 9pnet_virtio 9p overlay veth"
 
 # The kernel suite, as meson runs it (test/meson.build), and runc with the
-# hook. Four tests of the project's own bookkeeping (injected faults,
-# preload's marks, gc, reuse by inputs) use the kernel only as the others
-# do; they run on the host's kernel (three times), and here with
+# hook. Five tests of the project's own bookkeeping (injected faults,
+# preload's marks, gc, reuse by inputs, metrics) use the kernel only as the
+# others do; they run on the host's kernel (three times), and here with
 # SG_VM_TESTS=all: they would add half again to the matrix's time, and a
 # fresh clone's run of test/run.sh is to stay under 25 minutes.
-ALL_TESTS="kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers kernel/namespaces oci/runc kernel/faults kernel/reuse kernel/preload kernel/gc"
+ALL_TESTS="kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers kernel/namespaces oci/runc kernel/faults kernel/reuse kernel/preload kernel/gc kernel/metrics"
 TESTS=${SG_VM_TESTS:-"kernel/access kernel/constraints kernel/rewrite kernel/lifecycle kernel/differential kernel/tamper kernel/hook kernel/layers kernel/namespaces oci/runc"}
 [ "$TESTS" = all ] && TESTS=$ALL_TESTS
 
