@@ -20,8 +20,10 @@
 const struct sg_command sg_commands[] = {
     {"hook", sg_cmd_hook, "[--config FILE] [prestart|createRuntime|poststop]",
      "Runs as an OCI hook: reads the container state on stdin and attaches (or, at\n"
-     "poststop, removes) the container's guard. --config FILE: the node config\n"
-     "(else $SYSCTL_GUARD_CONFIG, else /etc/sysctl-guard/config.json).\n"},
+     "poststop, removes) the container's guard. Without a stage argument, the stage\n"
+     "is the `stage` environment variable's, else poststop when the state's pid is\n"
+     "0, createRuntime otherwise. --config FILE: the node config (else\n"
+     "$SYSCTL_GUARD_CONFIG, else /etc/sysctl-guard/config.json).\n"},
     {"check", sg_cmd_check, "FILE...",
      "Validates policy files. Errors name the file, line:column and JSON path.\n"
      "Exit status 0 when every file is valid, 1 otherwise.\n"},
@@ -44,7 +46,8 @@ const struct sg_command sg_commands[] = {
      "Removes the guard of the cgroup v2 directory DIR.\n"},
     {"status", sg_cmd_status, "[--cgroup DIR | --container ID] [--json]",
      "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
-     "and counters per verdict; with --cgroup or --container, per rule too.\n"},
+     "and counters per verdict; with --cgroup or --container, per rule too. --json\n"
+     "prints a JSON array, one object per guard.\n"},
     {"metrics", sg_cmd_metrics, "[--textfile DIR]",
      "Prints the node's metrics in the Prometheus text format (0.0.4): guards by\n"
      "state, each guard's decisions by verdict and events dropped (labelled with\n"
@@ -59,7 +62,8 @@ const struct sg_command sg_commands[] = {
      "(schema/event.schema.json); --syslog sends them to syslog; --journal to the\n"
      "systemd journal, with the fields CONTAINER_ID, SYSCTL, ACCESS, VERDICT, RULE,\n"
      "REASON, VALUE, NEW_VALUE, HOST_NAMESPACE, TASK_PID and TASK_COMM (builds\n"
-     "linked with libsystemd). Stops on SIGINT or SIGTERM.\n"},
+     "linked with libsystemd); --container ID keeps the events of containers whose\n"
+     "ids begin with ID. Stops on SIGINT or SIGTERM.\n"},
     {"learn", sg_cmd_learn, "(--container ID | --cgroup DIR)",
      "Prints a policy that allows exactly what the container read and wrote while its\n"
      "guard recorded (audit mode, or annotation io.sysctl-guard.learn=true), writes\n"
@@ -77,9 +81,9 @@ const struct sg_command sg_commands[] = {
      "Exit status 2 when a policy is made but its inputs could not be recorded\n"
      "(its first container would make it again).\n"},
     {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
-     "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
-     "the programs of policies no guard has used for SECONDS (default 60);\n"
-     "preloaded policies too with --preloaded.\n"},
+     "Removes guards whose cgroup is gone, staging leftovers of killed hooks, the\n"
+     "policies no guard has used for SECONDS (default 60), preloaded ones too with\n"
+     "--preloaded, and the programs no guard or policy holds (another build's).\n"},
     {"profiles", sg_cmd_profiles, "[--config FILE]",
      "Lists the built-in profiles and those installed in profiles_dir.\n"},
     {NULL, NULL, NULL, NULL},
