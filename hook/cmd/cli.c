@@ -66,10 +66,13 @@ const struct sg_command sg_commands[] = {
      "Podman (net.ipv4.ping_group_range=0 0) and containerd add to every one.\n"
      "Exit status 2 when a policy is made but its inputs could not be recorded\n"
      "(its first container would make it again).\n"},
-    {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
+    {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded] [--every SECONDS] [--preload-first]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, and\n"
      "the programs of policies no guard has used for SECONDS (default 60);\n"
-     "preloaded policies too with --preloaded.\n"},
+     "preloaded policies too with --preloaded. --every SECONDS: again every SECONDS\n"
+     "until SIGTERM or SIGINT, which end it with status 0 (a DaemonSet's main\n"
+     "process). --preload-first: runs `preload` first; its failure is reported, and\n"
+     "gc runs anyway (containers then make their policies as they start).\n"},
     {"profiles", sg_cmd_profiles, "[--config FILE]",
      "Lists the built-in profiles and those installed in profiles_dir.\n"},
     {"install", sg_cmd_install,
