@@ -80,12 +80,33 @@ const struct sg_command sg_commands[] = {
      "Podman (net.ipv4.ping_group_range=0 0) and containerd add to every one.\n"
      "Exit status 2 when a policy is made but its inputs could not be recorded\n"
      "(its first container would make it again).\n"},
-    {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded]",
+    {"gc", sg_cmd_gc, "[--min-age SECONDS] [--preloaded] [--every SECONDS] [--preload-first]",
      "Removes guards whose cgroup is gone, staging leftovers of killed hooks, the\n"
      "policies no guard has used for SECONDS (default 60), preloaded ones too with\n"
-     "--preloaded, and the programs no guard or policy holds (another build's).\n"},
+     "--preloaded, and the programs no guard or policy holds (another build's).\n"
+     "--every SECONDS: again every SECONDS until SIGTERM or SIGINT, which end it\n"
+     "with status 0 (a DaemonSet's main process). --preload-first: runs `preload`\n"
+     "first; its failure is reported, and gc runs anyway (containers then make\n"
+     "their policies as they start).\n"},
     {"profiles", sg_cmd_profiles, "[--config FILE]",
      "Lists the built-in profiles and those installed in profiles_dir.\n"},
+    {"install", sg_cmd_install,
+     "--root DIR [--hook annotated|always] [--config FILE] [--profiles SRC] [--dry-run]",
+     "Installs this binary on the node whose root is DIR (/ on the node itself, /host\n"
+     "in a pod that mounts it there): the binary as DIR/usr/local/sbin/sysctl-guard,\n"
+     "the hooks.d file that names it (as the node sees it, without DIR) as\n"
+     "DIR/etc/containers/oci/hooks.d/sysctl-guard.json, and the default node config\n"
+     "as DIR/etc/sysctl-guard/config.json where there is none: a node config there is\n"
+     "never overwritten. Each file is replaced atomically (a hook running meanwhile\n"
+     "runs the old binary or the new one), and only where it differs: run again, it\n"
+     "says \"up to date\". The binary goes first, the hooks.d file last.\n"
+     "--hook annotated (default): the hook runs for containers with an\n"
+     "io.sysctl-guard annotation; always: for every container (a node baseline).\n"
+     "--config FILE: installs FILE as the node config, replacing the node's.\n"
+     "--profiles SRC: installs each SRC/NAME.json into the config's profiles_dir\n"
+     "(none is removed). Both are checked as the hook reads them before anything is\n"
+     "written. --dry-run: says what would change, writes nothing.\n"
+     "Exit status 1 for invalid options or files, 2 when the system refused a write.\n"},
     {NULL, NULL, NULL, NULL},
 };
 

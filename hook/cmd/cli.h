@@ -31,6 +31,7 @@ int sg_cmd_gc(int argc, char **argv);
 int sg_cmd_preload(int argc, char **argv);
 int sg_cmd_monitor(int argc, char **argv);
 int sg_cmd_learn(int argc, char **argv);
+int sg_cmd_install(int argc, char **argv);
 
 /*
  * Parses a command's one option, --config FILE, and loads that node config

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/log.h"
 #include "base/timing.h"
@@ -170,32 +172,9 @@ int sg_cmd_detach(int argc, char **argv)
 	return SG_EXIT_OK;
 }
 
-int sg_cmd_gc(int argc, char **argv)
+/* One pass of gc: 0 or SG_EXIT_SYSTEM when something could not be removed. */
+static int gc_once(unsigned min_age, bool preloaded)
 {
-	static const struct option options[] = {
-	    {"min-age", required_argument, NULL, 'a'},
-	    {"preloaded", no_argument, NULL, 'p'},
-	    {NULL, 0, NULL, 0},
-	};
-	/* A policy pinned a moment ago may be about to get its first link. */
-	unsigned long long min_age = SG_GC_MIN_AGE;
-	bool preloaded = false;
-	int opt;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'p') {
-			preloaded = true;
-			continue;
-		}
-		if (opt != 'a')
-			return sg_usage_error("gc", "unknown option");
-		if (!sg_parse_number(optarg, UINT_MAX, &min_age))
-			return sg_usage_error("gc", "--min-age takes seconds, not \"%s\"", optarg);
-	}
-	if (optind != argc)
-		return sg_usage_error("gc", "unexpected argument \"%s\"", argv[optind]);
-
 	DIR *dir = opendir(SG_PIN_ROOT);
 	int status = SG_EXIT_OK;
 	for (struct dirent *de; dir && (de = readdir(dir));) {
@@ -220,9 +199,85 @@ int sg_cmd_gc(int argc, char **argv)
 	if (dir)
 		closedir(dir);
 	sg_guard_gc_index();
-	int removed = sg_guard_gc_policies((unsigned)min_age, preloaded);
+	int removed = sg_guard_gc_policies(min_age, preloaded);
 	if (removed > 0)
 		printf("removed %d unused polic%s from %s\n", removed, removed == 1 ? "y" : "ies",
 		       SG_POLICY_ROOT);
 	return status;
+}
+
+/*
+ * gc every @every seconds until SIGTERM or SIGINT, which end it with status
+ * 0: a DaemonSet's main process, whose image has no shell to loop in. The
+ * signals are blocked and waited for, since as a container's pid 1 the
+ * process gets none it has not asked for.
+ */
+static int gc_every(unsigned every, unsigned min_age, bool preloaded)
+{
+	sigset_t stop;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+	for (;;) {
+		gc_once(min_age, preloaded);
+		fflush(stdout);
+		struct timespec wait = {.tv_sec = every};
+		int sig = sigtimedwait(&stop, NULL, &wait);
+		if (sig > 0) {
+			printf("gc: stopping on %s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			return SG_EXIT_OK;
+		}
+	}
+}
+
+int sg_cmd_gc(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"min-age", required_argument, NULL, 'a'},
+	    {"preloaded", no_argument, NULL, 'p'},
+	    {"every", required_argument, NULL, 'e'},
+	    {"preload-first", no_argument, NULL, 'f'},
+	    {NULL, 0, NULL, 0},
+	};
+	/* A policy pinned a moment ago may be about to get its first link. */
+	unsigned long long min_age = SG_GC_MIN_AGE, every = 0;
+	bool preloaded = false, preload_first = false;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'p') {
+			preloaded = true;
+		} else if (opt == 'f') {
+			preload_first = true;
+		} else if (opt == 'a') {
+			if (!sg_parse_number(optarg, UINT_MAX, &min_age))
+				return sg_usage_error("gc", "--min-age takes seconds, not \"%s\"",
+						      optarg);
+		} else if (opt == 'e') {
+			if (!sg_parse_number(optarg, UINT_MAX, &every) || every == 0)
+				return sg_usage_error(
+				    "gc", "--every takes seconds, at least 1, not \"%s\"", optarg);
+		} else {
+			return sg_usage_error("gc", "unknown option");
+		}
+	}
+	if (optind != argc)
+		return sg_usage_error("gc", "unexpected argument \"%s\"", argv[optind]);
+
+	if (preload_first) {
+		char *preload_argv[] = {"preload", NULL};
+		int r = sg_cmd_preload(1, preload_argv);
+		if (r != SG_EXIT_OK)
+			fprintf(stderr,
+				"sysctl-guard gc: preload failed (exit %d): containers make "
+				"their policies as they start\n",
+				r);
+		fflush(stdout);
+	}
+	if (every)
+		return gc_every((unsigned)every, (unsigned)min_age, preloaded);
+	return gc_once((unsigned)min_age, preloaded);
 }

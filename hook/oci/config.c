@@ -11,14 +11,14 @@
 #include "base/util.h"
 #include "policy/profiles.h"
 
-#define SG_CONFIG_MAX_BYTES (1u << 20)
-#define SG_CONFIG_ENV	    "SYSCTL_GUARD_CONFIG"
+#define SG_CONFIG_ENV "SYSCTL_GUARD_CONFIG"
 
 /* Everything one parse needs to say where a problem is. */
 struct config_ctx {
 	const char *path;
 	const char *text;
 	size_t len;
+	const struct sg_config_lookup *lookup; /* NULL: the hook's, profiles_dir itself */
 	struct sg_err *err;
 };
 
@@ -271,6 +271,24 @@ static int parse_log(const struct config_ctx *ctx, const struct sg_json *log,
 	return 0;
 }
 
+/* Where a baseline that names profile @name is read from (struct sg_config_lookup). */
+static char *baseline_dir(const struct config_ctx *ctx, const char *name,
+			  const struct sg_node_config *cfg)
+{
+	const struct sg_config_lookup *l = ctx->lookup;
+
+	if (!l)
+		return sg_xstrdup(cfg->profiles_dir);
+	if (l->first && sg_profile_name_valid(name)) {
+		_cleanup_free_ char *file = sg_xasprintf("%s/%s.json", l->first, name);
+		if (access(file, F_OK) == 0)
+			return sg_xstrdup(l->first);
+	}
+	if (l->root)
+		return sg_xasprintf("%s%s", l->root, cfg->profiles_dir);
+	return sg_xstrdup(cfg->profiles_dir);
+}
+
 static const char *const known_keys =
     "version, baseline, profiles_dir, allow_inline, on_unsupported, tamper, log";
 
@@ -338,7 +356,8 @@ static int parse_config(const struct config_ctx *ctx, const struct sg_json *root
 	_cleanup_free_ struct sg_policy *policy = sg_xcalloc(1, sizeof(*policy));
 	if (baseline->type == SG_JSON_STRING) {
 		struct sg_profile_text text;
-		r = sg_profile_read(baseline->string.text, cfg->profiles_dir, &text, ctx->err);
+		_cleanup_free_ char *dir = baseline_dir(ctx, baseline->string.text, cfg);
+		r = sg_profile_read(baseline->string.text, dir, &text, ctx->err);
 		if (r == 0)
 			r = sg_profile_parse(&text, policy, ctx->err);
 		cfg->baseline_text = SG_TAKE(text.text);
@@ -369,6 +388,28 @@ static void set_defaults(struct sg_node_config *cfg)
 	cfg->tamper = SG_TAMPER_WARN;
 	cfg->log_syslog = true;
 	cfg->log_debug = false;
+}
+
+/* Parses @*text (taken: it becomes out->text) into @out, which has the defaults. */
+static int parse_text(const char *path, char **text, size_t len,
+		      const struct sg_config_lookup *lookup, struct sg_node_config *out,
+		      struct sg_err *err)
+{
+	out->path = sg_xstrdup(path);
+	_cleanup_json_ struct sg_json *root = NULL;
+	int r = sg_json_parse(*text, len, path, &root, err);
+	if (r >= 0) {
+		struct config_ctx ctx = {
+		    .path = path, .text = *text, .len = len, .lookup = lookup, .err = err};
+		r = parse_config(&ctx, root, out);
+	}
+	if (r < 0) {
+		sg_node_config_free(out);
+		return r;
+	}
+	out->text = SG_TAKE(*text);
+	out->text_len = len;
+	return 0;
 }
 
 int sg_node_config_load(const char *explicit_path, struct sg_node_config *out, struct sg_err *err)
@@ -414,21 +455,19 @@ int sg_node_config_load(const char *explicit_path, struct sg_node_config *out, s
 		sg_node_config_free(out);
 		return r;
 	}
+	return parse_text(path, &text, len, NULL, out, err);
+}
 
-	out->path = sg_xstrdup(path);
-	_cleanup_json_ struct sg_json *root = NULL;
-	r = sg_json_parse(text, len, path, &root, err);
-	if (r >= 0) {
-		struct config_ctx ctx = {.path = path, .text = text, .len = len, .err = err};
-		r = parse_config(&ctx, root, out);
-	}
-	if (r < 0) {
-		sg_node_config_free(out);
-		return r;
-	}
-	out->text = SG_TAKE(text);
-	out->text_len = len;
-	return 0;
+int sg_node_config_parse(const char *origin, const char *text, size_t len,
+			 const struct sg_config_lookup *lookup, struct sg_node_config *out,
+			 struct sg_err *err)
+{
+	_cleanup_free_ char *copy = sg_xmalloc(len + 1);
+
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	set_defaults(out);
+	return parse_text(origin, &copy, len, lookup, out, err);
 }
 
 void sg_node_config_free(struct sg_node_config *config)

@@ -13,6 +13,8 @@
 #include "policy/policy.h"
 
 #define SG_DEFAULT_CONFIG "/etc/sysctl-guard/config.json"
+/* The largest node config the hook reads. */
+#define SG_CONFIG_MAX_BYTES (1u << 20)
 
 enum sg_on_unsupported {
 	SG_UNSUPPORTED_FAIL = 0,
@@ -46,6 +48,25 @@ struct sg_node_config {
  * the default. Errors name the file, line:col and JSON path; exit 1.
  */
 int sg_node_config_load(const char *explicit_path, struct sg_node_config *out, struct sg_err *err);
+
+/*
+ * Where a config's baseline that names a profile is read from, for `install`,
+ * which checks a config before the node has it: in @first when NAME.json is
+ * there (the profiles installed with it), else in the config's profiles_dir
+ * under @root (the node's root as mounted here; NULL: /).
+ */
+struct sg_config_lookup {
+	const char *root;
+	const char *first;
+};
+
+/*
+ * Parses node config @text (@len bytes; @origin names it in errors) as
+ * sg_node_config_load parses a file, reading a baseline profile as @lookup says.
+ */
+int sg_node_config_parse(const char *origin, const char *text, size_t len,
+			 const struct sg_config_lookup *lookup, struct sg_node_config *out,
+			 struct sg_err *err);
 
 void sg_node_config_free(struct sg_node_config *config);
 

@@ -437,6 +437,46 @@ TEST(fixtures)
 	CHECK(seen[1] >= 10);
 }
 
+/*
+ * sg_node_config_parse for install: a baseline profile is read from the
+ * lookup's first directory where it is there, else from profiles_dir under
+ * the lookup's root; the text is the config's, with @origin in errors.
+ */
+TEST(parse_with_lookup)
+{
+	static const char text[] = "{ \"version\": 1, \"baseline\": \"sgt-base\", "
+				   "\"profiles_dir\": \"/p\" }";
+	static const char policy[] = "{ \"version\": 1, \"default\": \"none\" }\n";
+	_cleanup_free_ char *root = sg_xasprintf("%s/root", tmp);
+	_cleanup_free_ char *first = sg_xasprintf("%s/first", tmp);
+	_cleanup_free_ char *in_root = sg_xasprintf("%s/p", root);
+	struct sg_config_lookup lookup = {.root = root, .first = first};
+	struct sg_node_config cfg;
+	struct sg_err err = {0};
+
+	CHECK(mkdir(root, 0755) == 0 && mkdir(first, 0755) == 0 && mkdir(in_root, 0755) == 0);
+	/* Nowhere yet: the error names the file and the directory under the root. */
+	CHECK(sg_node_config_parse("--config c.json", text, strlen(text), &lookup, &cfg, &err) ==
+	      -EINVAL);
+	CHECK_CONTAINS(err.msg, "--config c.json:1:");
+	CHECK_CONTAINS(err.msg, in_root);
+
+	free(write_file("root/p/sgt-base.json", policy));
+	memset(&err, 0, sizeof(err));
+	CHECK(sg_node_config_parse("c", text, strlen(text), &lookup, &cfg, &err) == 0);
+	CHECK_STR(cfg.profiles_dir, "/p");
+	CHECK_STR(cfg.baseline_label, "profile sgt-base");
+	CHECK(cfg.baseline && cfg.baseline->default_access == SG_ACCESS_NONE);
+	CHECK(cfg.text_len == strlen(text) && memcmp(cfg.text, text, cfg.text_len) == 0);
+	sg_node_config_free(&cfg);
+
+	/* The first directory wins where it has the profile. */
+	free(write_file("first/sgt-base.json", "{ \"version\": 1, \"default\": \"read\" }\n"));
+	CHECK(sg_node_config_parse("c", text, strlen(text), &lookup, &cfg, &err) == 0);
+	CHECK(cfg.baseline && cfg.baseline->default_access == SG_ACCESS_READ);
+	sg_node_config_free(&cfg);
+}
+
 /* One scratch directory for the whole run: made first, removed last. */
 TEST(setup)
 {
@@ -454,4 +494,4 @@ RUN_TESTS(T(setup), T(empty_object_means_defaults), T(every_key), T(path_selecti
 	  T(inline_baseline_on_one_line_after_non_ascii),
 	  T(inline_baseline_error_points_into_the_file),
 	  T(inline_baseline_root_errors_and_warnings), T(error_messages),
-	  T(missing_profile_names_both_places), T(fixtures), T(teardown))
+	  T(missing_profile_names_both_places), T(fixtures), T(parse_with_lookup), T(teardown))
