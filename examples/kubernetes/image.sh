@@ -59,7 +59,8 @@ esac
 VERSION=$(sed -n "s/^  version: '\([^']*\)',\$/\1/p" "$SRC/meson.build" | head -1)
 [ -n "$VERSION" ] || die "no project version in $SRC/meson.build"
 REPORTED=$("$BINARY" --version 2>&1) || die "$BINARY --version failed: $REPORTED"
-[ "$REPORTED" = "sysctl-guard $VERSION" ] ||
+# "sysctl-guard VERSION (FEATURES)": the version is the second word.
+[ "${REPORTED%% (*}" = "sysctl-guard $VERSION" ] ||
 	die "$BINARY says \"$REPORTED\", but meson.build is at $VERSION: rebuild it"
 TAG=${TAG:-localhost/sysctl-guard:$VERSION}
 
