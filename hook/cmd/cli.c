@@ -48,14 +48,15 @@ const struct sg_command sg_commands[] = {
      "Lists the guards on this node: cgroup, container, policy, mode, since when,\n"
      "and counters per verdict; with --cgroup or --container, per rule too. --json\n"
      "prints a JSON array, one object per guard.\n"},
-    {"metrics", sg_cmd_metrics, "[--textfile DIR]",
+    {"metrics", sg_cmd_metrics, "[--textfile DIR [--every SECONDS]]",
      "Prints the node's metrics in the Prometheus text format (0.0.4): guards by\n"
      "state, each guard's decisions by verdict and events dropped (labelled with\n"
      "container_id, cgroup, cgroup_id, policy, policy_description), policies and\n"
      "the kernel memory of each policy and program. --textfile DIR writes them to\n"
      "DIR/sysctl_guard.prom instead, atomically, for node_exporter's textfile\n"
      "collector (--collector.textfile.directory=DIR). Exit status 2 when DIR\n"
-     "cannot be written.\n"},
+     "cannot be written. --every SECONDS: again every SECONDS until SIGTERM or\n"
+     "SIGINT, which end it with status 0 (a DaemonSet's container).\n"},
     {"monitor", sg_cmd_monitor, "[--json | --syslog | --journal] [--container ID]",
      "Streams the decisions of every guard on this node: denials and rewrites, every\n"
      "write of an audit-mode guard. --json prints one JSON object per line\n"

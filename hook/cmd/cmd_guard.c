@@ -22,6 +22,7 @@
 #include "kernel/probe_rewrite.h"
 #include "oci/config.h"
 #include "cmd/cli.h"
+#include "cmd/every.h"
 
 /* Loads --policy FILE or --profile NAME. */
 static int load_policy(const char *file, const char *profile, const char *config_path,
@@ -206,30 +207,15 @@ static int gc_once(unsigned min_age, bool preloaded)
 	return status;
 }
 
-/*
- * gc every @every seconds until SIGTERM or SIGINT, which end it with status
- * 0: a DaemonSet's main process, whose image has no shell to loop in. The
- * signals are blocked and waited for, since as a container's pid 1 the
- * process gets none it has not asked for.
- */
-static int gc_every(unsigned every, unsigned min_age, bool preloaded)
-{
-	sigset_t stop;
+struct gc_options {
+	unsigned min_age;
+	bool preloaded;
+};
 
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
-	for (;;) {
-		gc_once(min_age, preloaded);
-		fflush(stdout);
-		struct timespec wait = {.tv_sec = every};
-		int sig = sigtimedwait(&stop, NULL, &wait);
-		if (sig > 0) {
-			printf("gc: stopping on %s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-			return SG_EXIT_OK;
-		}
-	}
+static void gc_run(void *arg)
+{
+	const struct gc_options *o = arg;
+	gc_once(o->min_age, o->preloaded);
 }
 
 int sg_cmd_gc(int argc, char **argv)
@@ -277,7 +263,8 @@ int sg_cmd_gc(int argc, char **argv)
 				r);
 		fflush(stdout);
 	}
+	struct gc_options o = {.min_age = (unsigned)min_age, .preloaded = preloaded};
 	if (every)
-		return gc_every((unsigned)every, (unsigned)min_age, preloaded);
-	return gc_once((unsigned)min_age, preloaded);
+		return sg_every((unsigned)every, "gc", gc_run, &o);
+	return gc_once(o.min_age, o.preloaded);
 }

@@ -19,6 +19,7 @@
 #include "kernel/memory.h"
 #include "kernel/program.h"
 #include "cmd/cli.h"
+#include "cmd/every.h"
 #include "cmd/guards.h"
 
 #define TEXTFILE_NAME "sysctl_guard.prom"
@@ -268,27 +269,48 @@ static int write_textfile(const char *dir, struct sg_err *err)
 	return r;
 }
 
+/* One more textfile, for --every: a failure is said, and the next run tries again. */
+static void textfile_run(void *dir)
+{
+	struct sg_err err = {0};
+	if (write_textfile(dir, &err) < 0)
+		sg_report(&err);
+}
+
 int sg_cmd_metrics(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"textfile", required_argument, NULL, 't'},
+	    {"every", required_argument, NULL, 'e'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *textfile = NULL;
+	unsigned long long every = 0;
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt != 't')
+		if (opt == 't') {
+			textfile = optarg;
+		} else if (opt == 'e') {
+			if (!sg_parse_number(optarg, UINT_MAX, &every) || every == 0)
+				return sg_usage_error(
+				    "metrics", "--every takes seconds, at least 1, not \"%s\"",
+				    optarg);
+		} else {
 			return sg_usage_error("metrics", "unknown option");
-		textfile = optarg;
+		}
 	}
 	if (optind != argc)
 		return sg_usage_error("metrics", "unexpected argument \"%s\"", argv[optind]);
 	if (textfile && !textfile[0])
 		return sg_usage_error("metrics", "--textfile takes a directory, not \"\"");
+	if (every && !textfile)
+		return sg_usage_error("metrics", "--every needs --textfile DIR to write to");
 
 	struct sg_err err = {0};
+	if (every)
+		return sg_every((unsigned)every, "metrics", textfile_run, (void *)textfile);
 	if (textfile)
 		return write_textfile(textfile, &err) < 0 ? sg_report(&err) : SG_EXIT_OK;
 	write_metrics(stdout);

@@ -137,6 +137,16 @@ int sg_cgroup_path_of(uint64_t id, char out[PATH_MAX])
 	if (n < 0)
 		return -errno;
 	out[n] = '\0';
+	/*
+	 * In a cgroup namespace (a pod's), a cgroup outside it has no path in
+	 * this mount: the kernel shows its root instead, or an unreachable one.
+	 * Nothing is better than a wrong name.
+	 */
+	size_t len = strlen(mount);
+	bool inside = strncmp(out, mount, len) == 0 && (out[len] == '/' || out[len] == '\0');
+	uint64_t root_id = 0;
+	if (!inside || (out[len] == '\0' && (sg_cgroup_id(mfd, &root_id) < 0 || root_id != id)))
+		return -EXDEV;
 	return 0;
 }
 

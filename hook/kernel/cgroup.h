@@ -28,7 +28,8 @@ int sg_cgroup_id(int fd, uint64_t *id);
 
 /*
  * The directory of the cgroup whose id is @id, under the cgroup2 mount: 0,
- * or -ESTALE when it is gone, or another -errno. Needs CAP_DAC_READ_SEARCH
+ * or -ESTALE when it is gone, -EXDEV when this process's cgroup namespace
+ * does not see it, or another -errno. Needs CAP_DAC_READ_SEARCH
  * (open_by_handle_at), as status and detach need root anyway.
  */
 int sg_cgroup_path_of(uint64_t id, char out[PATH_MAX]);

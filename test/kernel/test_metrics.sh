@@ -190,6 +190,28 @@ expect "--textfile with a read-only directory: exit 2, said so, nothing left the
 	unshare -m sh -c "mount -t tmpfs -o ro none $TEXT && echo \$(\"$SG\" metrics --textfile $TEXT 2>$TMPDIR_TEST/ro.err; echo \$?; grep -c 'cannot create a file in it: Read-only file system' $TMPDIR_TEST/ro.err; ls -A $TEXT | wc -l)"
 expect "usage errors exit 1: an unknown option, an operand, --textfile without DIR or with \"\"" \
 	"1 1 1 1" sh -c "echo \$(for a in --bogus extra --textfile --textfile=; do \"$SG\" metrics \$a >/dev/null 2>&1; echo \$?; done)"
-expect "help metrics: its usage" "Usage: sysctl-guard metrics [--textfile DIR]" sh -c "\"$SG\" help metrics | head -1"
+expect "help metrics: its usage" "Usage: sysctl-guard metrics [--textfile DIR [--every SECONDS]]" sh -c "\"$SG\" help metrics | head -1"
+# --every: the DaemonSet's container rewrites the file until SIGTERM, then exits 0.
+EVERY=$TMPDIR_TEST/every
+mkdir "$EVERY"
+"$SG" metrics --textfile "$EVERY" --every 1 >"$TMPDIR_TEST/every.out" 2>&1 &
+EVERY_PID=$!
+SLEEPERS+=("$EVERY_PID")
+rewrites() { # the inodes the file had over 3.5 s: a new one each second
+	local seen=() i
+	for i in $(seq 7); do
+		seen+=("$(stat -c %i "$EVERY/sysctl_guard.prom" 2>/dev/null)")
+		sleep 0.5
+	done
+	printf '%s\n' "${seen[@]}" | grep -v '^$' | sort -u | wc -l
+}
+expect_match "--every 1: a new file every second" "^[2-9]$" rewrites
+expect "... which promtool accepts" "" sh -c "promtool check metrics <'$EVERY/sysctl_guard.prom' 2>&1"
+kill -TERM "$EVERY_PID"
+wait "$EVERY_PID"
+EVERY_STATUS=$?
+expect "... and SIGTERM ends it with status 0, said so" "0 metrics: stopping on SIGTERM" \
+	sh -c "echo $EVERY_STATUS \$(tail -1 '$TMPDIR_TEST/every.out')"
+expect "--every without --textfile: exit 1" "1" usage_status "$SG" metrics --every 5
 
 finish
