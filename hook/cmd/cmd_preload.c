@@ -213,15 +213,18 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 
 	/*
 	 * A node with no profile and no baseline has nothing to make ahead: not
-	 * an error, since the boot unit runs preload on every node.
+	 * an error, since the boot unit runs preload on every node. Its marks
+	 * stay as they are: nothing was made that could take their place.
 	 */
-	if (n == 0)
+	if (n == 0) {
 		fprintf(stderr,
 			"sysctl-guard: nothing to preload: no profile named, none installed in %s "
 			"and no baseline in the node config\n",
 			config->profiles_dir);
-	if (r == 0 && n)
-		r = make_all(p, n, names, n_names, err);
+		free(p);
+		return 0;
+	}
+	r = make_all(p, n, names, n_names, err);
 	if (r == 0)
 		r = load_all(p, n, err);
 	if (r == 0 && everything)

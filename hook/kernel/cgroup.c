@@ -133,20 +133,22 @@ int sg_cgroup_path_of(uint64_t id, char out[PATH_MAX])
 	if (fd < 0)
 		return -errno;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, out, PATH_MAX - 1);
+	char path[PATH_MAX];
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	if (n < 0)
 		return -errno;
-	out[n] = '\0';
+	path[n] = '\0';
 	/*
 	 * In a cgroup namespace (a pod's), a cgroup outside it has no path in
 	 * this mount: the kernel shows its root instead, or an unreachable one.
 	 * Nothing is better than a wrong name.
 	 */
 	size_t len = strlen(mount);
-	bool inside = strncmp(out, mount, len) == 0 && (out[len] == '/' || out[len] == '\0');
+	bool inside = strncmp(path, mount, len) == 0 && (path[len] == '/' || path[len] == '\0');
 	uint64_t root_id = 0;
-	if (!inside || (out[len] == '\0' && (sg_cgroup_id(mfd, &root_id) < 0 || root_id != id)))
+	if (!inside || (path[len] == '\0' && (sg_cgroup_id(mfd, &root_id) < 0 || root_id != id)))
 		return -EXDEV;
+	memcpy(out, path, (size_t)n + 1);
 	return 0;
 }
 
