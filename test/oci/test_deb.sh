@@ -25,7 +25,8 @@ fi
 VERSION=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
 DEB=$WORK/src/sysctl-guard_${VERSION}_$(dpkg --print-architecture).deb
 expect "dpkg-buildpackage built sysctl-guard_VERSION_ARCH.deb" "yes" sh -c "[ -f '$DEB' ] && echo yes"
-expect "lintian finds no error" "" sh -c "lintian --fail-on error '$DEB' 2>/dev/null | grep '^E:'"
+# lintian leaves temporary files in TMPDIR: in WORK, they go with it.
+expect "lintian finds no error" "" sh -c "TMPDIR='$WORK' lintian --fail-on error '$DEB' 2>/dev/null | grep '^E:'"
 expect "the configuration is a conffile" "/etc/sysctl-guard/config.json" sh -c \
 	"dpkg-deb --ctrl-tarfile '$DEB' | tar -xOf - ./conffiles | grep config.json"
 

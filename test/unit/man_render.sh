@@ -23,6 +23,7 @@ fi
 
 tmp=$(mktemp -d /tmp/sg-man-render.XXXXXX) || exit 1
 trap 'rm -rf -- "$tmp"' EXIT
+trap 'exit 143' TERM # through the EXIT trap: bash skips it on a signal
 
 # render LOCALE PAGE: the page's text in $tmp/out, man's stderr in $tmp/err; man's status.
 render() {

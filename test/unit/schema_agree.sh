@@ -39,6 +39,7 @@ fi
 
 tmp=$(mktemp -d /tmp/sg-schema-agree.XXXXXX) || exit 1
 trap 'rm -rf -- "$tmp"' EXIT
+trap 'exit 143' TERM # through the EXIT trap: bash skips it on a signal
 
 # Every file, tagged with what both sides must say about it.
 : >"$tmp/list"

@@ -9,6 +9,7 @@ BIN=$1 ROOT=$2
 command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed"
 DIR=$(mktemp -d /tmp/sg-units.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
+trap 'exit 143' TERM # through the EXIT trap: bash skips it on a signal
 for unit in "$ROOT"/examples/systemd/*; do
 	sed "s|/usr/sbin/sysctl-guard|$BIN|" "$unit" >"$DIR/$(basename "$unit")"
 done
