@@ -65,3 +65,18 @@ print(json.dumps({"io.sysctl-guard.policy": json.dumps({"version": 1, "default":
 
 # The workload most tests run: a read, a write, and what each observed.
 PROBE_CMD='cat /proc/sys/kernel/ostype; (echo x > /proc/sys/kernel/domainname) 2>&1 && echo write-ok || echo write-denied'
+
+# Podman (cgroupfs) makes libpod_parent in the cgroup2 hierarchy, and its
+# overlay driver mounts its storage (under WORK) on itself. note_podman_parent
+# records whether libpod_parent was there before the test; remove_podman_leftovers
+# unmounts the storage and removes libpod_parent unless it was.
+note_podman_parent() {
+	LIBPOD_PARENT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)/libpod_parent
+	[ -d "$LIBPOD_PARENT" ] && LIBPOD_BEFORE=1 || LIBPOD_BEFORE=0
+}
+remove_podman_leftovers() {
+	local m
+	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount -l "$m"; done
+	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$LIBPOD_PARENT" ] &&
+		find "$LIBPOD_PARENT" -depth -type d -exec rmdir {} \; 2>/dev/null
+}

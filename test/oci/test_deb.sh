@@ -30,9 +30,11 @@ expect "lintian finds no error" "" sh -c "TMPDIR='$WORK' lintian --fail-on error
 expect "the configuration is a conffile" "/etc/sysctl-guard/config.json" sh -c \
 	"dpkg-deb --ctrl-tarfile '$DEB' | tar -xOf - ./conffiles | grep config.json"
 
+note_podman_parent
 purge() {
 	dpkg --purge sysctl-guard >/dev/null 2>&1
-	remove_libpod_parent
+	remove_podman_leftovers
+	cleanup
 }
 trap purge EXIT
 dpkg -i "$DEB" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; echo "FAIL: dpkg -i"; exit 1; }
@@ -41,14 +43,6 @@ expect "installed units pass systemd-analyze verify" "" sh -c \
 	'systemd-analyze verify --man=no /lib/systemd/system/sysctl-guard-*.service /lib/systemd/system/sysctl-guard-gc.timer 2>&1'
 
 # Podman with its default hooks directories: no --hooks-dir.
-CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
-[ -d "$CG_ROOT/libpod_parent" ] && LIBPOD_BEFORE=1 || LIBPOD_BEFORE=0
-remove_libpod_parent() {
-	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$CG_ROOT/libpod_parent" ] &&
-		find "$CG_ROOT/libpod_parent" -depth -type d -exec rmdir {} \; 2>/dev/null
-	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount -l "$m"; done
-	cleanup
-}
 podman_run() {
 	podman --runtime runc --cgroup-manager cgroupfs --root "$WORK/storage" --runroot "$WORK/run" \
 		run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged \

@@ -26,10 +26,7 @@ PODMAN=(podman --runtime runc --cgroup-manager cgroupfs --root "$WORK/storage" -
 RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 GUARDS_BEFORE=$("$SG" status --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(g["container_id"] for g in json.load(sys.stdin)))')
 
-# Podman (cgroupfs) makes libpod_parent in the cgroup2 hierarchy: removed
-# afterwards unless it was there before.
-CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
-[ -d "$CG_ROOT/libpod_parent" ] && LIBPOD_BEFORE=1 || LIBPOD_BEFORE=0
+note_podman_parent
 image_cleanup() {
 	"${PODMAN[@]}" rm -af -t 0 >/dev/null 2>&1
 	"${PODMAN[@]}" rmi -af >/dev/null 2>&1
@@ -37,9 +34,7 @@ image_cleanup() {
 	for m in /etc /usr/local; do
 		findmnt -n -o OPTIONS "$m" 2>/dev/null | grep -q "upperdir=$WORK/" && umount -l "$m"
 	done
-	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount -l "$m"; done
-	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$CG_ROOT/libpod_parent" ] &&
-		find "$CG_ROOT/libpod_parent" -depth -type d -exec rmdir {} \; 2>/dev/null
+	remove_podman_leftovers
 	cleanup
 }
 trap image_cleanup EXIT

@@ -20,18 +20,8 @@ h["hook"]["env"] = [k + "=" + __import__("os").environ[k] for k in ("SYSCTL_GUAR
 print(json.dumps(h))
 PY
 
-# Podman (cgroupfs) makes libpod_parent in the cgroup2 hierarchy; remove it
-# afterwards unless it was there before.
-CG_ROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
-[ -d "$CG_ROOT/libpod_parent" ] && LIBPOD_BEFORE=1 || LIBPOD_BEFORE=0
-remove_libpod_parent() {
-	[ "$LIBPOD_BEFORE" = 0 ] && [ -d "$CG_ROOT/libpod_parent" ] &&
-		find "$CG_ROOT/libpod_parent" -depth -type d -exec rmdir {} \; 2>/dev/null
-	# Podman's overlay driver mounts its storage on itself: unmounted, it can go.
-	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount -l "$m"; done
-	cleanup
-}
-trap remove_libpod_parent EXIT
+note_podman_parent
+trap 'remove_podman_leftovers; cleanup' EXIT
 
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs --hooks-dir "$HOOKS" --root "$WORK/storage" --runroot "$WORK/run")
 RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --privileged)
