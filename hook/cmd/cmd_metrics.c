@@ -165,36 +165,40 @@ static size_t pinned_dirs(const char *root, struct pinned_dir **out)
 	return n;
 }
 
+/* The memlock of each directory pinned under @root, as @metric labelled @label = its key. */
+static size_t write_pinned_memory(FILE *out, const char *root, const char *metric, const char *help,
+				  const char *label)
+{
+	_cleanup_free_ struct pinned_dir *dirs = NULL;
+	size_t n = pinned_dirs(root, &dirs);
+
+	sg_prom_family(out, metric, "gauge", help);
+	for (size_t i = 0; i < n; i++)
+		sg_prom_sample(out, metric, &(struct sg_prom_label){label, dirs[i].key}, 1,
+			       dirs[i].bytes);
+	return n;
+}
+
 static void write_policies(FILE *out)
 {
-	_cleanup_free_ struct pinned_dir *policies = NULL;
-	size_t n = pinned_dirs(SG_POLICY_ROOT, &policies);
+	size_t n = write_pinned_memory(
+	    out, SG_POLICY_ROOT, "sysctl_guard_policy_memory_bytes",
+	    "Kernel memory of a policy's maps (their memlock), shared by every guard that uses "
+	    "the policy.",
+	    "policy");
 
 	sg_prom_family(out, "sysctl_guard_policies", "gauge",
 		       "Policies loaded on this node: in use by guards, preloaded, or unused until "
 		       "gc frees them.");
 	sg_prom_sample(out, "sysctl_guard_policies", NULL, 0, n);
-	sg_prom_family(out, "sysctl_guard_policy_memory_bytes", "gauge",
-		       "Kernel memory of a policy's maps (their memlock), shared by every guard "
-		       "that uses the policy.");
-	for (size_t i = 0; i < n; i++)
-		sg_prom_sample(out, "sysctl_guard_policy_memory_bytes",
-			       &(struct sg_prom_label){"policy", policies[i].key}, 1,
-			       policies[i].bytes);
 }
 
 static void write_programs(FILE *out)
 {
-	_cleanup_free_ struct pinned_dir *programs = NULL;
-	size_t n = pinned_dirs(SG_PROGRAM_ROOT, &programs);
-
-	sg_prom_family(out, "sysctl_guard_program_memory_bytes", "gauge",
-		       "Kernel memory of a node program and its own maps (their memlock), vacant "
-		       "policy tables kept for reuse included.");
-	for (size_t i = 0; i < n; i++)
-		sg_prom_sample(out, "sysctl_guard_program_memory_bytes",
-			       &(struct sg_prom_label){"program", programs[i].key}, 1,
-			       programs[i].bytes);
+	write_pinned_memory(out, SG_PROGRAM_ROOT, "sysctl_guard_program_memory_bytes",
+			    "Kernel memory of a node program and its own maps (their memlock), "
+			    "vacant policy tables kept for reuse included.",
+			    "program");
 }
 
 static void write_metrics(FILE *out)
