@@ -209,7 +209,6 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 {
 	struct preload *p;
 	size_t n = plan(config, names, n_names, sysctls, &p);
-	int r = 0;
 
 	/*
 	 * A node with no profile and no baseline has nothing to make ahead: not
@@ -224,7 +223,7 @@ static int preload(const struct sg_node_config *config, char **names, size_t n_n
 		free(p);
 		return 0;
 	}
-	r = make_all(p, n, names, n_names, err);
+	int r = make_all(p, n, names, n_names, err);
 	if (r == 0)
 		r = load_all(p, n, err);
 	if (r == 0 && everything)

@@ -39,7 +39,7 @@ struct sg_rule {
 	uint8_t n_ranges;  /* the parser refuses more than SG_FIELDS_MAX, compile too */
 	bool is_literal;   /* pattern has no wildcard */
 	bool range_per_field;
-	bool shadowed; /* an earlier rule has its name (sg_policy_find_shadowed) */
+	bool shadowed;		   /* an earlier rule has its name (sg_policy_find_shadowed) */
 	bool allow_host_namespace; /* writes may reach a namespace shared with the host */
 	/* Bytes, not enums' ints: a policy holds up to SG_MAX_RULES rules (64 bytes each). */
 	enum sg_access access : 8;

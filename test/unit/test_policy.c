@@ -398,17 +398,21 @@ TEST(constraint_rejections)
 {
 	/* constraints on a rule that cannot write, at the constraint */
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"read\", \"values\": [\"1\"]"),
-		  "t.json:1:68: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
+		  "t.json:1:68: rules[0]: values, range, on_violation, rewrite and "
+		  "allow_host_namespace need access "
 		  "\"read-write\" (access is \"read\")");
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"none\", \"range\": [1, 2]"),
-		  "t.json:1:67: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
+		  "t.json:1:67: rules[0]: values, range, on_violation, rewrite and "
+		  "allow_host_namespace need access "
 		  "\"read-write\" (access is \"none\")");
 	CHECK_STR(
 	    rule_rejected("\"name\": \"x\", \"access\": \"read\", \"on_violation\": \"deny\""),
-	    "t.json:1:74: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
+	    "t.json:1:74: rules[0]: values, range, on_violation, rewrite and allow_host_namespace "
+	    "need access "
 	    "\"read-write\" (access is \"read\")");
 	CHECK_STR(rule_rejected("\"name\": \"x\", \"access\": \"read\", \"rewrite\": \"y\""),
-		  "t.json:1:69: rules[0]: values, range, on_violation, rewrite and allow_host_namespace need access "
+		  "t.json:1:69: rules[0]: values, range, on_violation, rewrite and "
+		  "allow_host_namespace need access "
 		  "\"read-write\" (access is \"read\")");
 
 #define RW "\"name\": \"x\", \"access\": \"read-write\", "
